@@ -1,0 +1,19 @@
+"""Connect unary RPC for Django: declare services, check permissions, speak the protocol."""
+
+from .codes import Code
+from .errors import Error
+from .permissions import AdminOnly, AllOf, DenyAgents, NamespaceRole, Permission
+from .service import Context, Service, rpc
+
+__all__ = [
+    "AdminOnly",
+    "AllOf",
+    "Code",
+    "Context",
+    "DenyAgents",
+    "Error",
+    "NamespaceRole",
+    "Permission",
+    "Service",
+    "rpc",
+]
