@@ -1,0 +1,3 @@
+from .principal import Kind, Principal, Role
+
+__all__ = ["Kind", "Principal", "Role"]
