@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ApiKeysConfig(AppConfig):
+    name = "apikeys"
+    verbose_name = "API keys"

@@ -1,0 +1,40 @@
+from django.db import models
+from django.utils import timezone
+
+from controlplane.auth import Role
+from namespaces.models import Namespace
+
+
+class ApiKey(models.Model):
+    class Kind(models.TextChoices):
+        STANDARD = "standard", "Standard"
+        AGENT = "agent", "Sandbox agent"
+
+    key_id = models.CharField(max_length=32, unique=True, editable=False)
+    # SHA-256 of the plaintext; the plaintext itself is never stored.
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    hint = models.CharField(max_length=4, editable=False, help_text="Last four characters of the plaintext.")
+    name = models.CharField(max_length=200)
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="api_keys")
+    role = models.PositiveSmallIntegerField(choices=Role.choices())
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.STANDARD)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_by = models.CharField(max_length=300, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "API key"
+        indexes = [models.Index(fields=["namespace", "created_at"])]
+
+    def __str__(self):
+        return f"{self.key_id} ({self.name})"
+
+    def state(self, now=None) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= (now or timezone.now()):
+            return "expired"
+        return "active"

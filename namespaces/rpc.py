@@ -1,0 +1,144 @@
+"""containers.api.v1.NamespaceService: thin views over the namespace and API key services."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+from apikeys import selectors as key_selectors
+from apikeys import services as key_services
+from apikeys.messages import api_key_to_proto
+from containers.api.v1 import namespace_pb2 as pb
+from controlplane.rpc import AdminOnly, Context, Error, Service, pagination, rpc
+
+from . import selectors, services
+from .messages import namespace_to_proto
+
+ADMIN = AdminOnly()
+_JSON_NAMES = {
+    "groups": "groups",
+    "internal_targets": "internalTargets",
+    "image_pull_secrets": "imagePullSecrets",
+    "quotas": "quotas",
+}
+
+
+class NamespaceService(Service):
+    descriptor = pb.DESCRIPTOR.services_by_name["NamespaceService"]
+
+    @rpc(request=pb.CreateNamespaceRequest, response=pb.Namespace, permission=ADMIN)
+    def CreateNamespace(self, request, context: Context):
+        namespace = services.create_namespace(
+            actor=context.principal,
+            name=request.namespace,
+            groups=_bindings(request.groups),
+            internal_targets=_targets(request.internal_targets),
+            image_pull_secrets=_pull_secrets(request.image_pull_secrets),
+            quotas=_quotas(request.quotas),
+        )
+        return namespace_to_proto(selectors.get_namespace(namespace.name))
+
+    @rpc(request=pb.GetNamespaceRequest, response=pb.Namespace, permission=ADMIN)
+    def GetNamespace(self, request, context):
+        services.validate_namespace_name(request.namespace)
+        return namespace_to_proto(selectors.get_namespace(request.namespace))
+
+    @rpc(request=pb.ListNamespacesRequest, response=pb.ListNamespacesResponse, permission=ADMIN)
+    def ListNamespaces(self, request, context):
+        limit = pagination.page_size(request.page_size)
+        after = pagination.decode(request.page_token, salt="namespaces.list") or ""
+        rows = selectors.list_namespaces(after=after, limit=limit + 1)
+        page, more = rows[:limit], len(rows) > limit
+        return pb.ListNamespacesResponse(
+            namespaces=[namespace_to_proto(ns) for ns in page],
+            next_page_token=pagination.encode(page[-1].name, salt="namespaces.list") if more else "",
+        )
+
+    @rpc(request=pb.UpdateNamespaceRequest, response=pb.Namespace, permission=ADMIN)
+    def UpdateNamespace(self, request, context):
+        fields = _update_fields(request, context)
+        changes = {}
+        if "groups" in fields:
+            changes["groups"] = _bindings(request.groups)
+        if "internal_targets" in fields:
+            changes["internal_targets"] = _targets(request.internal_targets)
+        if "image_pull_secrets" in fields:
+            changes["image_pull_secrets"] = _pull_secrets(request.image_pull_secrets)
+        if "quotas" in fields:
+            changes["quotas"] = _quotas(request.quotas)
+        namespace = services.update_namespace(actor=context.principal, name=request.namespace, **changes)
+        return namespace_to_proto(selectors.get_namespace(namespace.name))
+
+    @rpc(request=pb.RegisterInternalTargetRequest, response=pb.Namespace, permission=ADMIN)
+    def RegisterInternalTarget(self, request, context):
+        target = services.Target(request.target.name, request.target.host, tuple(request.target.ports))
+        namespace = services.register_internal_target(
+            actor=context.principal, namespace=request.namespace, target=target
+        )
+        return namespace_to_proto(selectors.get_namespace(namespace.name))
+
+    @rpc(request=pb.IssueApiKeyRequest, response=pb.IssueApiKeyResponse, permission=ADMIN)
+    def IssueApiKey(self, request, context):
+        key, plaintext = key_services.issue_api_key(
+            actor=context.principal,
+            namespace=request.namespace,
+            name=request.name,
+            role=request.role,
+            expires_at=request.expires_at.ToDatetime(tzinfo=UTC) if request.HasField("expires_at") else None,
+        )
+        return pb.IssueApiKeyResponse(key=api_key_to_proto(key), plaintext=plaintext)
+
+    @rpc(request=pb.ListApiKeysRequest, response=pb.ListApiKeysResponse, permission=ADMIN)
+    def ListApiKeys(self, request, context):
+        limit = pagination.page_size(request.page_size)
+        binding = request.namespace
+        position = pagination.decode(request.page_token, salt="apikeys.list", binding=binding)
+        after = tuple(position) if position else None
+        rows = key_selectors.list_api_keys(namespace=request.namespace, after=after, limit=limit + 1)
+        page, more = rows[:limit], len(rows) > limit
+        token = ""
+        if more:
+            last = page[-1]
+            token = pagination.encode([last.created_at.isoformat(), last.pk], salt="apikeys.list", binding=binding)
+        return pb.ListApiKeysResponse(keys=[api_key_to_proto(k) for k in page], next_page_token=token)
+
+    @rpc(request=pb.RevokeApiKeyRequest, response=pb.RevokeApiKeyResponse, permission=ADMIN)
+    def RevokeApiKey(self, request, context):
+        key_services.revoke_api_key(actor=context.principal, key_id=request.key_id)
+        return pb.RevokeApiKeyResponse()
+
+
+def _update_fields(request: pb.UpdateNamespaceRequest, context: Context) -> set[str]:
+    """Which parts to replace: the update mask, else what the caller sent (see the proto)."""
+    if request.HasField("update_mask"):
+        fields = set()
+        for path in request.update_mask.paths:
+            name = next((f for f, json_name in _JSON_NAMES.items() if path in (f, json_name)), None)
+            if name is None:
+                raise Error.invalid_argument("updateMask", f"unknown field {path!r}")
+            fields.add(name)
+        return fields
+    if context.present_fields is not None:
+        return {f for f, json_name in _JSON_NAMES.items() if {f, json_name} & context.present_fields}
+    present = {f for f in ("groups", "internal_targets", "image_pull_secrets") if len(getattr(request, f))}
+    if request.HasField("quotas"):
+        present.add("quotas")
+    return present
+
+
+def _bindings(groups):
+    return [services.Binding(g.oidc_group, g.role) for g in groups]
+
+
+def _targets(targets):
+    return [services.Target(t.name, t.host, tuple(t.ports)) for t in targets]
+
+
+def _pull_secrets(secrets):
+    return [services.PullSecret(s.registry, s.secret_ref) for s in secrets]
+
+
+def _quotas(quotas: pb.Quotas) -> dict[str, int | None]:
+    return {
+        field.name: (getattr(quotas, field.name) if quotas.HasField(field.name) else None)
+        for field in quotas.DESCRIPTOR.fields
+    }

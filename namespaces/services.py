@@ -1,0 +1,300 @@
+"""Writes to namespaces. The RPC views, the admin and manage.py all call these.
+
+Field names in errors are the JSON names clients send (e.g. groups[1].oidcGroup).
+Every write runs in one transaction and is recorded in the audit log.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from audit.services import record
+from controlplane.auth import Principal, Role
+from controlplane.rpc import Error
+
+from .models import DNS_LABEL, QUOTA_FIELDS, GroupBinding, ImagePullSecret, InternalTarget, Namespace
+
+MAX_LIST_ITEMS = 1000
+MAX_PORTS = 64
+MAX_QUOTA = 1_000_000
+_DNS_LABEL_RE = re.compile(DNS_LABEL)
+_HOSTNAME_RE = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
+_REGISTRY_RE = re.compile(r"^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?(/[A-Za-z0-9._/-]{1,200})?$")
+_SECRET_REF_RE = re.compile(r"^\S{1,512}$")
+
+UNCHANGED = object()
+
+
+@dataclass(frozen=True)
+class Binding:
+    oidc_group: str
+    role: Role | int
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    host: str
+    ports: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PullSecret:
+    registry: str
+    secret_ref: str
+
+
+# ---- validation -------------------------------------------------------------------------
+
+
+def validate_namespace_name(name: str, field: str = "namespace") -> str:
+    if not name:
+        raise Error.invalid_argument(field, "is required")
+    if len(name) > 63:
+        raise Error.invalid_argument(field, f"must be at most 63 characters, got {len(name)}")
+    if not _DNS_LABEL_RE.match(name):
+        raise Error.invalid_argument(field, "must be a DNS label: a-z, 0-9 and '-', starting and ending alphanumeric")
+    return name
+
+
+def validate_role(value: int, field: str = "role") -> Role:
+    try:
+        return Role(int(value))
+    except ValueError:
+        raise Error.invalid_argument(field, "must be ROLE_VIEWER, ROLE_OPERATOR or ROLE_ADMIN") from None
+
+
+def _check_count(items: list, field: str) -> None:
+    if len(items) > MAX_LIST_ITEMS:
+        raise Error.invalid_argument(field, f"at most {MAX_LIST_ITEMS} items, got {len(items)}")
+
+
+def validate_bindings(bindings: Iterable[Binding], field: str = "groups") -> list[Binding]:
+    bindings = list(bindings)
+    _check_count(bindings, field)
+    seen: set[str] = set()
+    clean = []
+    for i, binding in enumerate(bindings):
+        group = binding.oidc_group
+        if not group or not group.strip():
+            raise Error.invalid_argument(f"{field}[{i}].oidcGroup", "is required")
+        if len(group) > 256:
+            raise Error.invalid_argument(f"{field}[{i}].oidcGroup", f"must be at most 256 characters, got {len(group)}")
+        if group in seen:
+            raise Error.invalid_argument(f"{field}[{i}].oidcGroup", f"duplicate binding for group {group!r}")
+        seen.add(group)
+        clean.append(Binding(group, validate_role(binding.role, f"{field}[{i}].role")))
+    return clean
+
+
+def _valid_host(host: str) -> bool:
+    if _HOSTNAME_RE.match(host):
+        return True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def validate_target(target: Target, field: str) -> Target:
+    validate_namespace_name(target.name, f"{field}.name")
+    if not target.host:
+        raise Error.invalid_argument(f"{field}.host", "is required")
+    if not _valid_host(target.host):
+        raise Error.invalid_argument(f"{field}.host", "must be a host name (at most 253 characters) or an IP address")
+    ports = list(target.ports)
+    if len(ports) > MAX_PORTS:
+        raise Error.invalid_argument(f"{field}.ports", f"at most {MAX_PORTS} ports, got {len(ports)}")
+    for j, port in enumerate(ports):
+        if not 1 <= port <= 65535:
+            raise Error.invalid_argument(f"{field}.ports[{j}]", f"must be between 1 and 65535, got {port}")
+    return Target(target.name, target.host, tuple(sorted(set(ports))))
+
+
+def validate_targets(targets: Iterable[Target], field: str = "internalTargets") -> list[Target]:
+    targets = list(targets)
+    _check_count(targets, field)
+    seen: set[str] = set()
+    clean = []
+    for i, target in enumerate(targets):
+        target = validate_target(target, f"{field}[{i}]")
+        if target.name in seen:
+            raise Error.invalid_argument(f"{field}[{i}].name", f"duplicate target name {target.name!r}")
+        seen.add(target.name)
+        clean.append(target)
+    return clean
+
+
+def validate_pull_secrets(secrets: Iterable[PullSecret], field: str = "imagePullSecrets") -> list[PullSecret]:
+    secrets = list(secrets)
+    _check_count(secrets, field)
+    seen: set[str] = set()
+    for i, secret in enumerate(secrets):
+        if not _REGISTRY_RE.match(secret.registry or ""):
+            raise Error.invalid_argument(f"{field}[{i}].registry", "must be a registry host[:port][/path]")
+        if not _SECRET_REF_RE.match(secret.secret_ref or ""):
+            raise Error.invalid_argument(
+                f"{field}[{i}].secretRef", "must be a reference of 1 to 512 characters without spaces"
+            )
+        if secret.registry in seen:
+            raise Error.invalid_argument(f"{field}[{i}].registry", f"duplicate registry {secret.registry!r}")
+        seen.add(secret.registry)
+    return secrets
+
+
+def validate_quotas(quotas: Mapping[str, int | None], field: str = "quotas") -> dict[str, int | None]:
+    clean = {}
+    for name in QUOTA_FIELDS:
+        value = quotas.get(name)
+        if value is not None and not 0 <= value <= MAX_QUOTA:
+            raise Error.invalid_argument(f"{field}.{_camel(name)}", f"must be between 0 and {MAX_QUOTA}, got {value}")
+        clean[name] = value
+    unknown = set(quotas) - set(QUOTA_FIELDS)
+    if unknown:
+        raise Error.invalid_argument(field, f"unknown quota {sorted(unknown)[0]!r}")
+    return clean
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+# ---- writes -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def create_namespace(
+    *,
+    actor: Principal,
+    name: str,
+    groups: Iterable[Binding] = (),
+    internal_targets: Iterable[Target] = (),
+    image_pull_secrets: Iterable[PullSecret] = (),
+    quotas: Mapping[str, int | None] | None = None,
+) -> Namespace:
+    validate_namespace_name(name)
+    groups = validate_bindings(groups)
+    internal_targets = validate_targets(internal_targets)
+    image_pull_secrets = validate_pull_secrets(image_pull_secrets)
+    quotas = validate_quotas(quotas or {})
+    if Namespace.objects.filter(name=name).exists():
+        raise Error.already_exists(f"namespace {name!r} already exists")
+    try:
+        with transaction.atomic():
+            namespace = Namespace.objects.create(name=name, **quotas)
+    except IntegrityError:  # lost a race with a concurrent create
+        raise Error.already_exists(f"namespace {name!r} already exists") from None
+    _replace_bindings(namespace, groups)
+    _replace_targets(namespace, internal_targets)
+    _replace_pull_secrets(namespace, image_pull_secrets)
+    record(
+        actor=actor, action="namespace.create", target=f"namespace:{name}", namespace=name, changes=_snapshot(namespace)
+    )
+    return namespace
+
+
+@transaction.atomic
+def update_namespace(
+    *,
+    actor: Principal,
+    name: str,
+    groups: Iterable[Binding] | object = UNCHANGED,
+    internal_targets: Iterable[Target] | object = UNCHANGED,
+    image_pull_secrets: Iterable[PullSecret] | object = UNCHANGED,
+    quotas: Mapping[str, int | None] | object = UNCHANGED,
+) -> Namespace:
+    """Each given list replaces the current one whole; UNCHANGED leaves it as it is."""
+    validate_namespace_name(name)
+    if groups is not UNCHANGED:
+        groups = validate_bindings(groups)
+    if internal_targets is not UNCHANGED:
+        internal_targets = validate_targets(internal_targets)
+    if image_pull_secrets is not UNCHANGED:
+        image_pull_secrets = validate_pull_secrets(image_pull_secrets)
+    if quotas is not UNCHANGED:
+        quotas = validate_quotas(quotas)
+    namespace = _lock(name)
+    before = _snapshot(namespace)
+    if groups is not UNCHANGED:
+        _replace_bindings(namespace, groups)
+    if internal_targets is not UNCHANGED:
+        _replace_targets(namespace, internal_targets)
+    if image_pull_secrets is not UNCHANGED:
+        _replace_pull_secrets(namespace, image_pull_secrets)
+    if quotas is not UNCHANGED:
+        for field, value in quotas.items():
+            setattr(namespace, field, value)
+    namespace.save()  # bumps updated_at even when only related rows changed
+    after = _snapshot(namespace)
+    changes = {key: {"from": before[key], "to": after[key]} for key in after if before[key] != after[key]}
+    record(actor=actor, action="namespace.update", target=f"namespace:{name}", namespace=name, changes=changes)
+    return namespace
+
+
+def set_group_bindings(*, actor: Principal, name: str, groups: Iterable[Binding]) -> Namespace:
+    return update_namespace(actor=actor, name=name, groups=groups)
+
+
+@transaction.atomic
+def register_internal_target(*, actor: Principal, namespace: str, target: Target) -> Namespace:
+    validate_namespace_name(namespace)
+    target = validate_target(target, "target")
+    ns = _lock(namespace)
+    if ns.internal_targets.filter(name=target.name).exists():
+        raise Error.already_exists(f"internal target {target.name!r} already exists in namespace {namespace!r}")
+    InternalTarget.objects.create(namespace=ns, name=target.name, host=target.host, ports=list(target.ports))
+    ns.save(update_fields=["updated_at"])
+    record(
+        actor=actor,
+        action="namespace.register_internal_target",
+        target=f"namespace:{namespace}",
+        namespace=namespace,
+        changes={"target": {"name": target.name, "host": target.host, "ports": list(target.ports)}},
+    )
+    return ns
+
+
+def _lock(name: str) -> Namespace:
+    try:
+        return Namespace.objects.select_for_update().get(name=name)
+    except Namespace.DoesNotExist:
+        raise Error.not_found(f"namespace {name!r} not found") from None
+
+
+def _replace_bindings(namespace: Namespace, groups: list[Binding]) -> None:
+    namespace.group_bindings.all().delete()
+    GroupBinding.objects.bulk_create(
+        GroupBinding(namespace=namespace, oidc_group=b.oidc_group, role=int(b.role)) for b in groups
+    )
+
+
+def _replace_targets(namespace: Namespace, targets: list[Target]) -> None:
+    namespace.internal_targets.all().delete()
+    InternalTarget.objects.bulk_create(
+        InternalTarget(namespace=namespace, name=t.name, host=t.host, ports=list(t.ports)) for t in targets
+    )
+
+
+def _replace_pull_secrets(namespace: Namespace, secrets: list[PullSecret]) -> None:
+    namespace.image_pull_secrets.all().delete()
+    ImagePullSecret.objects.bulk_create(
+        ImagePullSecret(namespace=namespace, registry=s.registry, secret_ref=s.secret_ref) for s in secrets
+    )
+
+
+def _snapshot(namespace: Namespace) -> dict:
+    return {
+        "groups": [[b.oidc_group, Role(b.role).wire_name] for b in namespace.group_bindings.order_by("oidc_group")],
+        "internal_targets": [[t.name, t.host, t.ports] for t in namespace.internal_targets.order_by("name")],
+        "image_pull_secrets": [[s.registry, s.secret_ref] for s in namespace.image_pull_secrets.order_by("registry")],
+        "quotas": {field: getattr(namespace, field) for field in QUOTA_FIELDS},
+    }
