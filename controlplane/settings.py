@@ -80,6 +80,8 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"transaction_mode": "IMMEDIATE", "timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
     )
+    # A file, not memory, so that test server processes share the test database.
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = str(BASE_DIR / "var" / "test.sqlite3")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

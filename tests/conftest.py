@@ -99,3 +99,17 @@ def admin_key(namespace, make_key):
 @pytest.fixture
 def db_vendor(db):
     return connection.vendor
+
+
+@pytest.fixture(scope="session")
+def live_service(django_db_setup, django_db_blocker):
+    """One gunicorn process for the session, on the test database.
+
+    Use with `transactional_db` so that what a test writes is visible to the server.
+    Tests needing other settings start their own `ServiceProcess(env=...)`.
+    """
+    from tests.live import ServiceProcess
+
+    service = ServiceProcess().start()
+    yield service
+    service.stop()
