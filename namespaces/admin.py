@@ -37,19 +37,19 @@ class InternalTargetForm(forms.ModelForm):
         fields = ["name", "host", "ports"]
 
 
-class GroupBindingInline(admin.TabularInline):
+class GroupBindingInline(PrincipalPermissions, admin.TabularInline):
     model = GroupBinding
     extra = 1
     verbose_name = "group binding"
 
 
-class InternalTargetInline(admin.TabularInline):
+class InternalTargetInline(PrincipalPermissions, admin.TabularInline):
     model = InternalTarget
     form = InternalTargetForm
     extra = 1
 
 
-class ImagePullSecretInline(admin.TabularInline):
+class ImagePullSecretInline(PrincipalPermissions, admin.TabularInline):
     model = ImagePullSecret
     extra = 1
 

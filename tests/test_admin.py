@@ -11,6 +11,7 @@ from apikeys.models import ApiKey
 from apikeys.services import issue_api_key
 from audit.models import AuditEvent
 from controlplane.auth import Role
+from controlplane.auth.authenticators import SessionAuthenticator
 from namespaces.models import Namespace
 from tests.conftest import SYSTEM
 
@@ -53,6 +54,17 @@ def staff_client(client, django_user_model):
     return client
 
 
+@pytest.fixture
+def oidc_admin_client(client, django_user_model):
+    # An admin principal whose Django user is neither staff nor superuser (as OIDC admins will be).
+    user = django_user_model.objects.create_user("carol")
+    client.force_login(user)
+    session = client.session
+    session[SessionAuthenticator.ADMIN_KEY] = True
+    session.save()
+    return client
+
+
 @pytest.mark.parametrize("page", ADMIN_PAGES)
 def test_pages_load_for_a_superuser(admin_client, namespace, page):
     response = admin_client.get(reverse(page))
@@ -64,6 +76,19 @@ def test_pages_refused_for_a_non_admin_user(staff_client, namespace, page):
     response = staff_client.get(reverse(page))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_console_follows_the_principal_not_is_staff(oidc_admin_client, namespace):
+    assert oidc_admin_client.get(reverse("admin:index")).status_code == 200
+    response = oidc_admin_client.get(reverse("admin:namespaces_namespace_change", args=[namespace.pk]))
+    assert response.status_code == 200
+    inlines = response.context["inline_admin_formsets"]
+    assert [inline.formset.prefix for inline in inlines] == ["group_bindings", "internal_targets", "image_pull_secrets"]
+    assert all(inline.has_add_permission and inline.has_change_permission for inline in inlines)
+    data = namespace_form(max_sandboxes="7")
+    response = oidc_admin_client.post(reverse("admin:namespaces_namespace_change", args=[namespace.pk]), data)
+    assert response.status_code == 302
+    assert AuditEvent.objects.filter(action="namespace.update").latest("id").actor == "user:carol"
 
 
 def test_bearer_admin_key_does_not_open_the_console(client, admin_key):
