@@ -111,6 +111,8 @@ def revoke_egress(*, actor: Principal, grant_id: str) -> None:
 
 def report_egress_event(*, actor: Principal, sandbox_id: str, target: str, allowed: bool) -> EgressEvent:
     """A connection seen by a sandbox's agent. Recorded as reported; not an audit-log change."""
+    if not sandbox_id:
+        raise Error.invalid_argument("sandboxId", "is required")
     _, target = parse_target(target)
     sandbox = Sandbox.objects.select_related("namespace").filter(sandbox_id=sandbox_id).first()
     if sandbox is None:
