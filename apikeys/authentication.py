@@ -31,6 +31,8 @@ class ApiKeyAuthenticator:
                 "digest",
                 "role",
                 "kind",
+                "sandbox_id",
+                "workspace_scope",
                 "expires_at",
                 "revoked_at",
                 "last_used_at",
@@ -52,11 +54,22 @@ class ApiKeyAuthenticator:
 
 
 def principal_for_key(key: ApiKey) -> Principal:
+    if key.kind == ApiKey.Kind.AGENT:
+        # No namespace roles: every NamespaceRole check refuses an agent. Only the
+        # permissions that look at workspace_scope / sandbox_id let it through.
+        return Principal(
+            kind=Kind.AGENT,
+            key_id=key.key_id,
+            display_name=key.key_id,
+            workspace_scope=key.workspace_scope or None,
+            sandbox_id=key.sandbox_id,
+            via="bearer",
+        )
     role = Role(key.role)
     return Principal(
-        kind=Kind.AGENT if key.kind == ApiKey.Kind.AGENT else Kind.API_KEY,
+        kind=Kind.API_KEY,
         roles={key.namespace.name: role},
-        admin=role is Role.ADMIN and key.kind == ApiKey.Kind.STANDARD,
+        admin=role is Role.ADMIN,
         key_id=key.key_id,
         display_name=key.key_id,
         via="bearer",

@@ -14,7 +14,7 @@ def api_key_to_proto(key: ApiKey) -> pb.ApiKey:
         key_id=key.key_id,
         name=key.name,
         namespace=key.namespace.name,
-        role=key.role,
+        role=key.role or pb.ROLE_UNSPECIFIED,
         created=timestamp(key.created_at),
         last_used=timestamp(key.last_used_at),
         expires_at=timestamp(key.expires_at),
@@ -23,4 +23,5 @@ def api_key_to_proto(key: ApiKey) -> pb.ApiKey:
         kind=_KINDS[key.kind],
         state=_STATES[key.state()],
         hint=key.hint,
+        workspace_scope=key.workspace_scope,
     )

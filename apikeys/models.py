@@ -16,8 +16,12 @@ class ApiKey(models.Model):
     hint = models.CharField(max_length=4, editable=False, help_text="Last four characters of the plaintext.")
     name = models.CharField(max_length=200)
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="api_keys")
-    role = models.PositiveSmallIntegerField(choices=Role.choices())
+    # Agent keys hold no role: they are granted only their own sandbox and workspace.
+    role = models.PositiveSmallIntegerField(choices=Role.choices(), null=True, blank=True)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.STANDARD)
+    # Agent keys: the sandbox holding the key, and the workspace it may use (public ids).
+    sandbox_id = models.CharField(max_length=32, blank=True, editable=False, db_index=True)
+    workspace_scope = models.CharField(max_length=32, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     created_by = models.CharField(max_length=300, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -28,6 +32,15 @@ class ApiKey(models.Model):
         ordering = ["-created_at", "-id"]
         verbose_name = "API key"
         indexes = [models.Index(fields=["namespace", "created_at"])]
+        constraints = [
+            models.CheckConstraint(
+                name="apikey_role_or_agent_scope",
+                condition=(
+                    models.Q(kind="standard", role__isnull=False, sandbox_id="", workspace_scope="")
+                    | models.Q(kind="agent", role__isnull=True) & ~models.Q(sandbox_id="")
+                ),
+            )
+        ]
 
     def __str__(self):
         return f"{self.key_id} ({self.name})"

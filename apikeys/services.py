@@ -27,42 +27,84 @@ def issue_api_key(
     name: str,
     role: Role | int,
     expires_at: datetime | None = None,
-    kind: str = ApiKey.Kind.STANDARD,
 ) -> tuple[ApiKey, str]:
-    """Creates a key and returns it with its plaintext, which exists nowhere else afterwards."""
+    """Issues a standard key and returns it with its plaintext, which exists nowhere else afterwards.
+
+    Agent keys are not issued here: only the platform issues them, with their sandbox
+    (`issue_agent_key`).
+    """
     validate_namespace_name(namespace)
+    name = _validate_name(name)
+    role = validate_role(role)
+    if expires_at is not None and expires_at <= timezone.now():
+        raise Error.invalid_argument("expiresAt", "must be in the future")
+    key, plaintext = _create(
+        actor=actor, namespace=_namespace(namespace), name=name, role=int(role), expires_at=expires_at
+    )
+    _record_issue(actor, key, role=role.wire_name, expires_at=_iso(expires_at))
+    return key, plaintext
+
+
+@transaction.atomic
+def issue_agent_key(
+    *, actor: Principal, namespace: str, sandbox_id: str, workspace_scope: str = ""
+) -> tuple[ApiKey, str]:
+    """A sandbox agent's own key: no role, bound to its sandbox and, if any, one workspace.
+
+    Called by the sandbox service when it creates the sandbox; the plaintext goes to the
+    sandbox backend and nowhere else.
+    """
+    if not sandbox_id:
+        raise ValueError("an agent key belongs to a sandbox")
+    key, plaintext = _create(
+        actor=actor,
+        namespace=_namespace(namespace),
+        name=f"agent of {sandbox_id}",
+        kind=ApiKey.Kind.AGENT,
+        sandbox_id=sandbox_id,
+        workspace_scope=workspace_scope,
+    )
+    _record_issue(actor, key, sandbox_id=sandbox_id, workspace_scope=workspace_scope)
+    return key, plaintext
+
+
+def _validate_name(name: str) -> str:
     name = (name or "").strip()
     if not name:
         raise Error.invalid_argument("name", "is required")
     if len(name) > MAX_NAME_LENGTH:
         raise Error.invalid_argument("name", f"must be at most {MAX_NAME_LENGTH} characters, got {len(name)}")
-    role = validate_role(role)
-    if expires_at is not None and expires_at <= timezone.now():
-        raise Error.invalid_argument("expiresAt", "must be in the future")
+    return name
+
+
+def _namespace(name: str) -> Namespace:
     try:
-        ns = Namespace.objects.get(name=namespace)
+        return Namespace.objects.get(name=name)
     except Namespace.DoesNotExist:
-        raise Error.not_found(f"namespace {namespace!r} not found") from None
+        raise Error.not_found(f"namespace {name!r} not found") from None
+
+
+def _create(*, actor: Principal, namespace: Namespace, **fields) -> tuple[ApiKey, str]:
     plaintext = tokens.generate()
     key = ApiKey.objects.create(
         key_id=tokens.new_key_id(),
         digest=tokens.digest(plaintext),
         hint=plaintext[-4:],
-        name=name,
-        namespace=ns,
-        role=int(role),
-        kind=kind,
-        expires_at=expires_at,
+        namespace=namespace,
         created_by=actor.describe(),
+        **fields,
     )
+    return key, plaintext
+
+
+def _record_issue(actor: Principal, key: ApiKey, **changes) -> None:
     record(
         actor=actor,
         action="api_key.issue",
         target=f"api_key:{key.key_id}",
-        namespace=namespace,
-        changes={"name": name, "role": role.wire_name, "kind": kind, "expires_at": _iso(expires_at)},
+        namespace=key.namespace.name,
+        changes={"name": key.name, "kind": key.kind, **changes},
     )
-    return key, plaintext
 
 
 @transaction.atomic

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "audit",
     "namespaces",
     "apikeys",
+    "containers",
 ]
 
 MIDDLEWARE = [
@@ -125,7 +126,21 @@ RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.
 RPC_SERVICES = [
     "namespaces.rpc.NamespaceService",
+    "containers.rpc.jobs.JobService",
+    "containers.rpc.sandboxes.SandboxService",
+    "containers.rpc.environments.EnvironmentService",
+    "containers.rpc.workspaces.WorkspaceService",
+    "containers.rpc.egress.EgressService",
 ]
+
+# Backends of the containers services: dotted paths of classes implementing the interfaces
+# in containers/backends.py. Unset: RunJob records jobs QUEUED for a runtime to pick up;
+# CreateSandbox and BuildEnvironment answer `unimplemented`.
+CONTAINERS_JOB_BACKEND = env.str("CONTAINERS_JOB_BACKEND", default="")
+CONTAINERS_SANDBOX_BACKEND = env.str("CONTAINERS_SANDBOX_BACKEND", default="")
+CONTAINERS_BUILD_BACKEND = env.str("CONTAINERS_BUILD_BACKEND", default="")
+# Domain under which sandboxes are previewed (https://sbx-<id>.<domain>/); unset: GetPreviewUrl is unimplemented.
+CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
 
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
 BEARER_AUTHENTICATORS = [

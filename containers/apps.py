@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ContainersConfig(AppConfig):
+    name = "containers"
+    verbose_name = "Containers"

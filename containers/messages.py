@@ -1,0 +1,102 @@
+"""Model → protobuf message conversion for containers resources."""
+
+from containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
+from namespaces.messages import timestamp
+
+from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
+
+_JOB_STATES = {
+    Job.State.QUEUED: job_pb2.JOB_STATE_QUEUED,
+    Job.State.RUNNING: job_pb2.JOB_STATE_RUNNING,
+    Job.State.SUCCEEDED: job_pb2.JOB_STATE_SUCCEEDED,
+    Job.State.FAILED: job_pb2.JOB_STATE_FAILED,
+    Job.State.CANCELLED: job_pb2.JOB_STATE_CANCELLED,
+}
+_ENVIRONMENT_STATES = {
+    Environment.State.REGISTERED: environment_pb2.ENVIRONMENT_STATE_REGISTERED,
+    Environment.State.BUILDING: environment_pb2.ENVIRONMENT_STATE_BUILDING,
+    Environment.State.READY: environment_pb2.ENVIRONMENT_STATE_READY,
+    Environment.State.FAILED: environment_pb2.ENVIRONMENT_STATE_FAILED,
+}
+_TARGET_KINDS = {
+    EgressGrant.Kind.HOST: egress_pb2.EGRESS_TARGET_KIND_HOST,
+    EgressGrant.Kind.INTERNAL: egress_pb2.EGRESS_TARGET_KIND_INTERNAL,
+}
+_EVENT_KINDS = {
+    EgressEvent.Kind.GRANTED: egress_pb2.EGRESS_EVENT_KIND_GRANTED,
+    EgressEvent.Kind.REVOKED: egress_pb2.EGRESS_EVENT_KIND_REVOKED,
+    EgressEvent.Kind.CONNECTION: egress_pb2.EGRESS_EVENT_KIND_CONNECTION,
+}
+
+
+def job_to_proto(job: Job) -> job_pb2.Job:
+    return job_pb2.Job(
+        job_id=job.job_id,
+        namespace=job.namespace.name,
+        image=job.image,
+        command=job.command,
+        env=job.env,
+        state=_JOB_STATES[job.state],
+        create_time=timestamp(job.created_at),
+        update_time=timestamp(job.updated_at),
+        created_by=job.created_by,
+    )
+
+
+def sandbox_to_proto(sandbox: Sandbox) -> sandbox_pb2.Sandbox:
+    return sandbox_pb2.Sandbox(
+        sandbox_id=sandbox.sandbox_id,
+        namespace=sandbox.namespace.name,
+        image=sandbox.image,
+        workspace_id=sandbox.workspace.workspace_id if sandbox.workspace else "",
+        agent_key_id=sandbox.agent_key.key_id if sandbox.agent_key else "",
+        create_time=timestamp(sandbox.created_at),
+        created_by=sandbox.created_by,
+    )
+
+
+def environment_to_proto(environment: Environment) -> environment_pb2.Environment:
+    return environment_pb2.Environment(
+        environment_id=environment.environment_id,
+        namespace=environment.namespace.name,
+        name=environment.name,
+        image=environment.image,
+        state=_ENVIRONMENT_STATES[environment.state],
+        create_time=timestamp(environment.created_at),
+        update_time=timestamp(environment.updated_at),
+        created_by=environment.created_by,
+    )
+
+
+def workspace_to_proto(workspace: Workspace) -> workspace_pb2.Workspace:
+    return workspace_pb2.Workspace(
+        workspace_id=workspace.workspace_id,
+        namespace=workspace.namespace.name,
+        name=workspace.name,
+        create_time=timestamp(workspace.created_at),
+        created_by=workspace.created_by,
+    )
+
+
+def grant_to_proto(grant: EgressGrant) -> egress_pb2.EgressGrant:
+    return egress_pb2.EgressGrant(
+        grant_id=grant.grant_id,
+        namespace=grant.namespace.name,
+        target=grant.target,
+        kind=_TARGET_KINDS[grant.kind],
+        create_time=timestamp(grant.created_at),
+        created_by=grant.created_by,
+    )
+
+
+def event_to_proto(event: EgressEvent) -> egress_pb2.EgressEvent:
+    return egress_pb2.EgressEvent(
+        namespace=event.namespace.name,
+        kind=_EVENT_KINDS[event.kind],
+        target=event.target,
+        grant_id=event.grant_id,
+        sandbox_id=event.sandbox_id,
+        allowed=bool(event.allowed),
+        actor=event.actor,
+        event_time=timestamp(event.at),
+    )

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from django.db import transaction
+
+from audit.services import record
+from controlplane.auth import Principal
+from controlplane.rpc import Error
+from namespaces.services import validate_namespace_name
+
+from .. import backends, selectors
+from ..ids import new_id
+from ..models import Environment
+from .common import enforce_quota, lock_namespace, validate_image
+
+
+@transaction.atomic
+def register_environment(*, actor: Principal, namespace: str, name: str, image: str) -> Environment:
+    validate_namespace_name(name, "name")
+    image = validate_image(image)
+    ns = lock_namespace(namespace)
+    if Environment.objects.filter(namespace=ns, name=name).exists():
+        raise Error.already_exists(f"environment {name!r} already exists in namespace {ns.name!r}")
+    enforce_quota(ns, "max_environments", Environment.objects.filter(namespace=ns).count())
+    environment = Environment.objects.create(
+        environment_id=new_id("env"), namespace=ns, name=name, image=image, created_by=actor.describe()
+    )
+    record(
+        actor=actor,
+        action="environment.register",
+        target=f"environment:{environment.environment_id}",
+        namespace=ns.name,
+        changes={"name": name, "image": image},
+    )
+    return environment
+
+
+@transaction.atomic
+def build_environment(*, actor: Principal, environment_id: str) -> Environment:
+    backend = backends.build_backend()
+    if backend is None:
+        raise Error.unimplemented("building environments is not available: no build backend is configured")
+    environment = selectors.get(Environment, environment_id, for_update=True)
+    if environment.state == Environment.State.BUILDING:
+        raise Error.failed_precondition(f"environment {environment_id!r} is already building")
+    backend.build(environment)
+    environment.state = Environment.State.BUILDING
+    environment.save(update_fields=["state", "updated_at"])
+    record(
+        actor=actor,
+        action="environment.build",
+        target=f"environment:{environment_id}",
+        namespace=environment.namespace.name,
+    )
+    return environment

@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from django.db import transaction
+
+from audit.services import record
+from controlplane.auth import Principal
+from controlplane.rpc import Error
+
+from .. import backends, selectors
+from ..ids import new_id
+from ..models import Job
+from .common import enforce_quota, lock_namespace, validate_image
+
+MAX_ARGS = 256
+MAX_ARG_LENGTH = 4096
+MAX_ENV = 256
+MAX_ENV_VALUE_LENGTH = 32768
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,255}$")
+
+
+def validate_command(command: Sequence[str]) -> list[str]:
+    command = list(command)
+    if len(command) > MAX_ARGS:
+        raise Error.invalid_argument("command", f"at most {MAX_ARGS} arguments, got {len(command)}")
+    for i, arg in enumerate(command):
+        if len(arg) > MAX_ARG_LENGTH:
+            raise Error.invalid_argument(f"command[{i}]", f"must be at most {MAX_ARG_LENGTH} characters")
+    return command
+
+
+def validate_env(env: Mapping[str, str]) -> dict[str, str]:
+    env = dict(env)
+    if len(env) > MAX_ENV:
+        raise Error.invalid_argument("env", f"at most {MAX_ENV} variables, got {len(env)}")
+    for name, value in env.items():
+        if not _ENV_NAME_RE.match(name):
+            raise Error.invalid_argument(f"env[{name!r}]", "names are [A-Za-z_][A-Za-z0-9_]*")
+        if len(value) > MAX_ENV_VALUE_LENGTH:
+            raise Error.invalid_argument(f"env[{name!r}]", f"must be at most {MAX_ENV_VALUE_LENGTH} characters")
+    return env
+
+
+@transaction.atomic
+def run_job(
+    *, actor: Principal, namespace: str, image: str, command: Sequence[str] = (), env: Mapping[str, str] | None = None
+) -> Job:
+    """Records the job QUEUED and hands it to the job backend; without one it waits for a runtime."""
+    image = validate_image(image)
+    command = validate_command(command)
+    env = validate_env(env or {})
+    ns = lock_namespace(namespace)
+    enforce_quota(ns, "max_running_jobs", Job.objects.filter(namespace=ns, state__in=Job.ACTIVE_STATES).count())
+    job = Job.objects.create(
+        job_id=new_id("job"), namespace=ns, image=image, command=command, env=env, created_by=actor.describe()
+    )
+    # Variable names only: values may be secrets and the audit log is widely readable.
+    changes = {"image": image, "command": command, "env": sorted(env)}
+    record(actor=actor, action="job.run", target=f"job:{job.job_id}", namespace=ns.name, changes=changes)
+    backend = backends.job_backend()
+    if backend is not None:
+        backend.submit(job)
+    return job
+
+
+@transaction.atomic
+def cancel_job(*, actor: Principal, job_id: str) -> Job:
+    job = selectors.get(Job, job_id, for_update=True)
+    if job.state not in Job.ACTIVE_STATES:
+        raise Error.failed_precondition(f"job {job_id!r} is {job.state}; only queued or running jobs can be cancelled")
+    backend = backends.job_backend()
+    if backend is not None:
+        backend.cancel(job)
+    job.state = Job.State.CANCELLED
+    job.save(update_fields=["state", "updated_at"])
+    record(actor=actor, action="job.cancel", target=f"job:{job.job_id}", namespace=job.namespace.name)
+    return job
