@@ -8,8 +8,6 @@ person may do is computed per request from the groups and scopes kept in the ses
 
 from __future__ import annotations
 
-import logging
-
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
@@ -17,8 +15,6 @@ from django.core.exceptions import SuspiciousOperation
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from . import oidc
-
-logger = logging.getLogger("controlplane.auth")
 
 
 class SignIn:
