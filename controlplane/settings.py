@@ -62,6 +62,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "controlplane.auth.context_processors.sign_in",
             ],
         },
     },
@@ -145,8 +146,35 @@ CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
 BEARER_AUTHENTICATORS = [
     "apikeys.authentication.ApiKeyAuthenticator",
+    "controlplane.auth.oidc.JwtAuthenticator",  # anything not cpk_: a JWT from the identity provider
 ]
 SESSION_AUTHENTICATOR = "controlplane.auth.authenticators.SessionAuthenticator"
+
+# Human sign-in (OIDC authorization code flow with PKCE; README "Human sign-in").
+# Unset OIDC_ISSUER/OIDC_CLIENT_ID: /auth/login answers `unimplemented`, API keys still work.
+OIDC_ISSUER = env.str("OIDC_ISSUER", default="")  # exactly as the provider spells its `iss`
+OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
+OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
+OIDC_SCOPES = env.str("OIDC_SCOPES", default="openid profile email groups")
+OIDC_GROUPS_CLAIM = env.str("OIDC_GROUPS_CLAIM", default="groups")
+OIDC_ADMIN_SCOPE = env.str("OIDC_ADMIN_SCOPE", default="")  # requested at sign-in; admin only if granted
+OIDC_ADMIN_GROUP = env.str("OIDC_ADMIN_GROUP", default="")  # the platform-admin group
+# Audiences accepted on bearer JWTs (e.g. the API's resource indicator); default: the client id.
+OIDC_AUDIENCES = env.list("OIDC_AUDIENCES", default=[])
+OIDC_SESSION_MAX_AGE = env.int("OIDC_SESSION_MAX_AGE", default=SESSION_COOKIE_AGE)  # cap on the ID token's lifetime
+OIDC_CLOCK_SKEW_SECONDS = env.int("OIDC_CLOCK_SKEW_SECONDS", default=30)
+OIDC_TIMEOUT = env.int("OIDC_TIMEOUT", default=10)  # seconds per call to the provider
+# mozilla-django-oidc knobs (fixed: PKCE S256, state and nonce always on; tokens never stored).
+OIDC_USE_PKCE = True
+OIDC_PKCE_CODE_CHALLENGE_METHOD = "S256"
+OIDC_USE_NONCE = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_callback"
+OIDC_STORE_ACCESS_TOKEN = False
+OIDC_STORE_ID_TOKEN = False
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",  # the break-glass superuser's password
+    "controlplane.auth.backends.OidcBackend",  # only ever from /auth/callback
+]
 
 # API keys: last-used is written at most this often per key.
 API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)

@@ -37,11 +37,22 @@ def test_database_url() -> str:
     return f"postgres://{auth}{settings.get('HOST') or '127.0.0.1'}:{settings.get('PORT') or 5432}/{settings['NAME']}"
 
 
+def stop_process(process: subprocess.Popen | None, timeout: float = 10) -> None:
+    """Terminates a process this test run started; kills it if it does not stop in time."""
+    if process and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 class ServiceProcess:
     """gunicorn controlplane.wsgi on 127.0.0.1:<free port>, with production-like settings."""
 
-    def __init__(self, env: dict[str, str] | None = None, workers: int = 2):
-        self.port = free_port()
+    def __init__(self, env: dict[str, str] | None = None, workers: int = 2, port: int | None = None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = ROOT / "var" / f"live-server-{self.port}.log"
         self.env = {
@@ -94,10 +105,4 @@ class ServiceProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)

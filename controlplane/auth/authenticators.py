@@ -1,18 +1,19 @@
 """Authenticators: credential → principal (Kubernetes' split from authorizers).
 
 Bearer tokens go to the first authenticator in settings.BEARER_AUTHENTICATORS that
-accepts them (cpk_ API keys, and later OIDC JWTs). The cp_session cookie goes to the
+accepts them (cpk_ API keys, then OIDC JWTs). The cp_session cookie goes to the
 session authenticator. A header, when present, wins over the cookie.
 """
 
 from __future__ import annotations
 
+import time
 from functools import cache
 
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from .principal import Kind, Principal, Role
+from .principal import Kind, Principal
 
 
 class AuthenticationFailed(Exception):
@@ -54,35 +55,45 @@ def authenticate(request) -> Principal:
 
 
 class SessionAuthenticator:
-    """cp_session → the Django user of that session.
+    """cp_session → principal.
 
-    A superuser (the break-glass operator account) is an admin principal. Other users
-    map their OIDC groups, kept in the session at sign-in, through namespace bindings.
+    A session opened by OIDC sign-in keeps the person's subject, groups and granted scopes
+    (never a token); the groups are mapped through the namespace bindings on every request,
+    so binding changes apply to live sessions at once. The session ends when the ID token
+    does (or OIDC_SESSION_MAX_AGE). A password session of a local superuser (the break-glass
+    account) is an admin principal; other local accounts hold no namespace.
     """
 
-    GROUPS_KEY = "cp_oidc_groups"
-    ADMIN_KEY = "cp_admin"
+    OIDC_KEY = "cp_oidc"
+
+    @classmethod
+    def store(cls, session, identity, expires_at: float) -> None:
+        session[cls.OIDC_KEY] = {
+            "sub": identity.subject,
+            "name": identity.name,
+            "groups": sorted(identity.groups),
+            "scopes": sorted(identity.scopes),
+            "expires_at": expires_at,
+        }
 
     def authenticate(self, request) -> Principal:
+        from . import oidc
+
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated:
             raise AuthenticationFailed("session is missing, expired or signed out")
-        if user.is_superuser and user.is_active:
-            return Principal(
-                kind=Kind.USER, admin=True, subject=user.get_username(), display_name=user.get_username(), via="session"
+        data = request.session.get(self.OIDC_KEY)
+        if data is not None:
+            if time.time() >= data["expires_at"]:
+                raise AuthenticationFailed("session has expired; sign in again at /auth/login")
+            identity = oidc.Identity(
+                subject=data["sub"],
+                name=data["name"],
+                groups=frozenset(data["groups"]),
+                scopes=frozenset(data["scopes"]),
             )
-        return self.principal_for_user(request, user)
-
-    def principal_for_user(self, request, user) -> Principal:
-        from namespaces.selectors import roles_for_groups
-
-        groups = frozenset(request.session.get(self.GROUPS_KEY, ()))
-        roles: dict[str, Role] = roles_for_groups(groups)
-        return Principal(
-            kind=Kind.USER,
-            roles=roles,
-            admin=bool(request.session.get(self.ADMIN_KEY, False)),
-            subject=user.get_username(),
-            display_name=user.get_full_name() or user.get_username(),
-            via="session",
-        )
+            return oidc.principal_for(identity, via="session")
+        name = user.get_username()
+        if user.is_superuser and user.is_active:
+            return Principal(kind=Kind.USER, admin=True, subject=name, display_name=name, via="session")
+        return Principal(kind=Kind.USER, subject=name, display_name=user.get_full_name() or name, via="session")
