@@ -1,5 +1,6 @@
 """The operator console: access by principal, and every write through the services."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -12,6 +13,7 @@ from apikeys.services import issue_api_key
 from audit.models import AuditEvent
 from controlplane.auth import Role
 from controlplane.auth.authenticators import SessionAuthenticator
+from controlplane.auth.oidc import Identity
 from namespaces.models import Namespace
 from tests.conftest import SYSTEM
 
@@ -55,12 +57,15 @@ def staff_client(client, django_user_model):
 
 
 @pytest.fixture
-def oidc_admin_client(client, django_user_model):
-    # An admin principal whose Django user is neither staff nor superuser (as OIDC admins will be).
-    user = django_user_model.objects.create_user("carol")
+def oidc_admin_client(client, django_user_model, settings):
+    # An admin principal whose Django user is neither staff nor superuser, as OIDC admins are:
+    # a session stored at sign-in for a member of the platform-admin group.
+    settings.OIDC_ADMIN_GROUP = "platform-admins"
+    user = django_user_model.objects.create_user("oidc:carol")
     client.force_login(user)
     session = client.session
-    session[SessionAuthenticator.ADMIN_KEY] = True
+    identity = Identity(subject="carol", name="Carol", groups=frozenset({"platform-admins"}), scopes=frozenset())
+    SessionAuthenticator.store(session, identity, expires_at=time.time() + 3600)
     session.save()
     return client
 

@@ -94,7 +94,7 @@ class Driver:
     def admin_allowed(self, page) -> bool:
         page.goto(self.service.url + "/admin/")
         if page.url == self.service.url + "/admin/":
-            assert "Site administration" in page.title()
+            assert "Operator console" in page.title()
             return True
         assert page.url.startswith(self.service.url + "/admin/login/")
         assert "not authorized to access this page" in page.content()
@@ -111,7 +111,7 @@ def test_platform_admin_signs_in_through_the_admin_sso_button(e2e):
     page.wait_for_url(e2e.service.url + "/admin/login/?next=/admin/")
     page.click("text=Sign in with SSO")
     e2e.sign_in_on_provider_page(page, "alice", "/admin/")
-    assert "Site administration" in page.title()
+    assert "Operator console" in page.title()
 
     status, me = e2e.me(page)
     assert status == 200
