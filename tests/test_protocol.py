@@ -9,8 +9,10 @@ import time
 
 import pytest
 from django.db import connection
+from google.protobuf import json_format
 
 from containers.api.v1 import namespace_pb2 as pb
+from controlplane.rpc.registry import registry
 from namespaces.models import Namespace
 from tests.connect import NS, assert_error
 from tests.testing_service import PATH, SECRET_IN_CRASH, TESTING_SERVICE
@@ -27,6 +29,7 @@ def call(rpc, admin_key):
     def send(procedure, body=None, **options):
         return rpc(procedure, body, token=admin_key, **options)
 
+    send.request_type = lambda procedure: registry.get(procedure).spec.request
     return send
 
 
@@ -253,6 +256,36 @@ def test_unknown_enum_number_is_invalid_argument(call):
     result = call(NS + "IssueApiKey", {"namespace": "team-a", "name": "ci", "role": 99})
     assert_error(result, "invalid_argument")
     assert result.body["message"].startswith("role:")
+
+
+@pytest.mark.parametrize(
+    "procedure, body, field",
+    [
+        ("IssueApiKey", {"namespace": "team-a", "name": "a\x00b", "role": 1}, "name"),
+        ("RevokeApiKey", {"keyId": "key_\x00"}, "keyId"),
+        ("ListApiKeys", {"namespace": "team-a\x00"}, "namespace"),
+        (
+            "UpdateNamespace",
+            {"namespace": "team-a", "groups": [{"oidcGroup": "g\x00", "role": 1}]},
+            "groups[0].oidcGroup",
+        ),
+        (
+            "UpdateNamespace",
+            {"namespace": "team-a", "imagePullSecrets": [{"registry": "ghcr.io", "secretRef": "vault://\x00"}]},
+            "imagePullSecrets[0].secretRef",
+        ),
+    ],
+)
+@pytest.mark.parametrize("codec", ["json", "proto"])
+def test_nul_characters_are_invalid_argument_naming_the_field(call, procedure, body, field, codec):
+    # PostgreSQL text cannot hold NUL: unchecked, these were 500s there (and stored as-is on SQLite).
+    if codec == "json":
+        result = call(NS + procedure, body)
+    else:
+        message = json_format.ParseDict(body, call.request_type(NS + procedure)())
+        result = call(NS + procedure, data=message.SerializeToString(), content_type="application/proto")
+    assert_error(result, "invalid_argument")
+    assert result.body["message"] == f"{field}: must not contain NUL characters"
 
 
 # ---- body limit -----------------------------------------------------------------------------
