@@ -189,6 +189,12 @@ def test_no_query_starts_after_the_deadline(call, testing_service):
     assert not Namespace.objects.filter(name="made-after-the-deadline").exists()
 
 
+def test_a_call_answered_deadline_exceeded_commits_nothing(call, testing_service):
+    result = call(PATH + "WriteThenSlow", {}, headers={"Connect-Timeout-Ms": "100"})
+    assert_error(result, "deadline_exceeded")
+    assert not Namespace.objects.filter(name="written-before-the-deadline").exists()
+
+
 def test_generous_deadline_lets_the_call_finish(call, testing_service):
     assert call(PATH + "SlowHandler", {}, headers={"Connect-Timeout-Ms": "10000"}).status == 200
     assert Namespace.objects.filter(name="made-after-the-deadline").exists()

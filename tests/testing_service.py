@@ -32,7 +32,7 @@ def _descriptor():
         syntax="proto3",
     )
     service = file.service.add(name="TestingService")
-    for name in ("SlowQuery", "SlowHandler", "Crash"):
+    for name in ("SlowQuery", "SlowHandler", "WriteThenSlow", "Crash"):
         service.method.add(name=name, input_type=EMPTY, output_type=EMPTY)
     pool = descriptor_pool.Default()
     pool.Add(file)
@@ -63,6 +63,14 @@ class TestingService(Service):
         # Python work past the deadline, then a write that must not start.
         time.sleep(0.3)
         create_namespace(actor=Principal.system("tests"), name="made-after-the-deadline")
+        return empty_pb2.Empty()
+
+    @rpc(request=empty_pb2.Empty, response=empty_pb2.Empty, permission=AdminOnly())
+    def WriteThenSlow(self, request, context):
+        # A write in time, then Python work past the deadline: the caller is told the call
+        # failed, so the write must not be committed.
+        create_namespace(actor=Principal.system("tests"), name="written-before-the-deadline")
+        time.sleep(0.3)
         return empty_pb2.Empty()
 
     @rpc(request=empty_pb2.Empty, response=empty_pb2.Empty, permission=AdminOnly())
