@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -44,27 +45,45 @@ class RpcResult:
     def __init__(self, response):
         self.response = response
         self.status = response.status_code
-        self.body = json.loads(response.content) if response.content and "json" in response["Content-Type"] else None
+        self.raw = response.content
+        if response.get("Content-Encoding") == "gzip":
+            self.raw = gzip.decompress(self.raw)
+        is_json = "json" in response.get("Content-Type", "")
+        self.body = json.loads(self.raw) if self.raw and is_json else None
 
     @property
     def code(self) -> str | None:
         return self.body.get("code") if self.status != 200 and self.body else None
 
     def __repr__(self):
-        return f"<RpcResult {self.status} {self.body}>"
+        return f"<RpcResult {self.status} {self.body if self.body is not None else self.raw[:200]!r}>"
 
 
 @pytest.fixture
 def rpc(client):
-    """rpc("containers.api.v1.NamespaceService/GetNamespace", {...}, token=...) → RpcResult."""
+    """rpc("containers.api.v1.NamespaceService/GetNamespace", {...}, token=...) → RpcResult.
 
-    def call(procedure: str, body: dict | None = None, *, token: str | None = None, headers: dict | None = None):
+    `data` sends raw bytes instead of the JSON of `body`; `content_type` and `method` default
+    to a Connect JSON POST; `headers` are HTTP header names (e.g. {"Connect-Timeout-Ms": "5"}).
+    """
+
+    def call(
+        procedure: str,
+        body: dict | None = None,
+        *,
+        token: str | None = None,
+        headers: dict | None = None,
+        data: bytes | None = None,
+        content_type: str = "application/json",
+        method: str = "POST",
+    ):
         extra = {}
         if token is not None:
             extra["HTTP_AUTHORIZATION"] = f"Bearer {token}"
         for name, value in (headers or {}).items():
             extra["HTTP_" + name.upper().replace("-", "_")] = value
-        response = client.post("/" + procedure, data=json.dumps(body or {}), content_type="application/json", **extra)
+        payload = data if data is not None else json.dumps(body or {}).encode()
+        response = client.generic(method, "/" + procedure, payload, content_type=content_type, **extra)
         return RpcResult(response)
 
     return call

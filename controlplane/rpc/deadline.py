@@ -14,6 +14,10 @@ from django.db import connection
 
 from .errors import Error
 
+# PostgreSQL's statement_timeout is an int of milliseconds (about 24.8 days at most),
+# while Connect-Timeout-Ms allows 10 digits: longer deadlines are capped, not refused.
+POSTGRES_MAX_TIMEOUT_MS = 2**31 - 1
+
 
 @contextlib.contextmanager
 def database_deadline(deadline: float | None):
@@ -24,7 +28,8 @@ def database_deadline(deadline: float | None):
     remaining_ms = _remaining_ms(deadline)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(remaining_ms)])
+            timeout_ms = min(remaining_ms, POSTGRES_MAX_TIMEOUT_MS)
+            cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(timeout_ms)])
     elif connection.vendor == "sqlite":
         connection.ensure_connection()
         connection.connection.set_progress_handler(lambda: int(time.monotonic() >= deadline), 1000)

@@ -6,6 +6,8 @@ from functools import cached_property
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from .service import Procedure
@@ -30,3 +32,10 @@ class Registry:
 
 
 registry = Registry()
+
+
+@receiver(setting_changed)
+def _reset_registry(*, setting, **kwargs):
+    # override_settings(RPC_SERVICES=...) in tests routes to the services it names.
+    if setting == "RPC_SERVICES":
+        registry.reset()

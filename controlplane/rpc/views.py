@@ -67,8 +67,6 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
         present = protocol.decode(codec, body, message)
         context = Context(principal=principal, http_request=request, deadline=deadline, present_fields=present)
         reply = _invoke(procedure, message, context)
-        if deadline is not None and time.monotonic() > deadline:
-            raise Error.deadline_exceeded()
     except Error as exc:
         return error_response(request, exc)
     except Exception:
@@ -84,7 +82,11 @@ def _invoke(procedure, message, context):
     try:
         with transaction.atomic(), database_deadline(context.deadline):
             procedure.spec.permission.check(context.principal, message)
-            return procedure.handler(message, context)
+            reply = procedure.handler(message, context)
+            if context.deadline is not None and time.monotonic() > context.deadline:
+                # Checked before the commit: a call answered deadline_exceeded changed nothing.
+                raise Error.deadline_exceeded()
+            return reply
     except DatabaseError as exc:
         if context.deadline is not None and (is_cancellation(exc) or time.monotonic() > context.deadline):
             raise Error.deadline_exceeded() from None

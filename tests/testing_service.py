@@ -1,0 +1,79 @@
+"""A test-only Connect service: a slow database query, a slow handler and a crash.
+
+Mounted with override_settings(RPC_SERVICES=[..., TESTING_SERVICE]). Its descriptor is a
+real proto service, built here from well-known messages, so production code needs no
+test hooks and the repository no extra generated module.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.db import connection
+from google.protobuf import descriptor_pb2, descriptor_pool, empty_pb2
+
+from controlplane.auth import Principal
+from controlplane.rpc import AdminOnly, Service, rpc
+from namespaces.services import create_namespace
+
+TESTING_SERVICE = "tests.testing_service.TestingService"
+PATH = "tests.v1.TestingService/"
+SLOW_QUERY_SECONDS = 5
+SECRET_IN_CRASH = "password=hunter2 at db.internal:5432"
+EMPTY = ".google.protobuf.Empty"
+
+
+def _descriptor():
+    file = descriptor_pb2.FileDescriptorProto(
+        name="tests/v1/testing_service.proto",
+        package="tests.v1",
+        dependency=[empty_pb2.DESCRIPTOR.name],
+        syntax="proto3",
+    )
+    service = file.service.add(name="TestingService")
+    for name in ("SlowQuery", "SlowHandler", "WriteThenSlow", "Crash"):
+        service.method.add(name=name, input_type=EMPTY, output_type=EMPTY)
+    pool = descriptor_pool.Default()
+    pool.Add(file)
+    return pool.FindServiceByName("tests.v1.TestingService")
+
+
+def slow_query_sql() -> str:
+    if connection.vendor == "postgresql":
+        return f"SELECT pg_sleep({SLOW_QUERY_SECONDS})"
+    # SQLite has no sleep: count far enough to take seconds (about 4M rows/s here).
+    return "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 25000000) SELECT count(*) FROM n"
+
+
+class TestingService(Service):
+    __test__ = False  # not a pytest class
+    descriptor = _descriptor()
+
+    @rpc(request=empty_pb2.Empty, response=empty_pb2.Empty, permission=AdminOnly())
+    def SlowQuery(self, request, context):
+        # Work first, then a query that outlives any short deadline: the deadline must undo both.
+        create_namespace(actor=Principal.system("tests"), name="made-before-the-slow-query")
+        with connection.cursor() as cursor:
+            cursor.execute(slow_query_sql())
+        return empty_pb2.Empty()
+
+    @rpc(request=empty_pb2.Empty, response=empty_pb2.Empty, permission=AdminOnly())
+    def SlowHandler(self, request, context):
+        # Python work past the deadline, then a write that must not start.
+        time.sleep(0.3)
+        create_namespace(actor=Principal.system("tests"), name="made-after-the-deadline")
+        return empty_pb2.Empty()
+
+    @rpc(request=empty_pb2.Empty, response=empty_pb2.Empty, permission=AdminOnly())
+    def WriteThenSlow(self, request, context):
+        # A write in time, then Python work past the deadline: the caller is told the call
+        # failed, so the write must not be committed.
+        create_namespace(actor=Principal.system("tests"), name="written-before-the-deadline")
+        time.sleep(0.3)
+        return empty_pb2.Empty()
+
+    @rpc(request=empty_pb2.Empty, response=empty_pb2.Empty, permission=AdminOnly())
+    def Crash(self, request, context):
+        logging.getLogger(__name__).debug("about to crash")
+        raise RuntimeError(f"could not connect: {SECRET_IN_CRASH}")
