@@ -132,3 +132,9 @@ def live_service(django_db_setup, django_db_blocker):
     service = ServiceProcess().start()
     yield service
     service.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The real hasher costs ~1 s per test user; hashing strength is not under test here.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -2,17 +2,23 @@
 
 The expectation is written from the spec (§5.6 role table, §5.7 admin, §5.8 agent keys,
 §7 errors), not read from the code: `ACCESS` is the role table, `expected()` its reading.
-To add a kind of principal (e.g. OIDC-mapped users), add one `Caller` row and teach
-`credential()` how to obtain its credential.
+To add a kind of principal, add one `Caller` row and teach `credential()` how to obtain
+its credential. OIDC-mapped users sign in with a cp_session whose groups are bound to
+roles through the namespaces' bindings, exactly as after /auth/callback.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import pytest
 
 from controlplane.auth import Role
+from controlplane.auth.authenticators import SessionAuthenticator
+from controlplane.auth.oidc import Identity
+from namespaces.services import Binding, update_namespace
+from tests.conftest import SYSTEM
 
 from . import world
 from .world import METHODS, REQUESTS, path
@@ -59,7 +65,7 @@ AGENT_DOORS = {
 @dataclass(frozen=True)
 class Caller:
     name: str
-    credential: str  # "none", "api_key", "agent"
+    credential: str  # "none", "api_key", "agent", "oidc"
     roles: dict[str, Role] = field(default_factory=dict)  # "own"/"other" → role
     admin: bool = False
     workspace_scope: bool = False
@@ -76,6 +82,10 @@ CALLERS = [
     Caller("other_namespace_key", "api_key", roles={"other": OPERATOR}),
     Caller("agent", "agent"),
     Caller("agent_with_workspace", "agent", workspace_scope=True),
+    Caller("oidc_viewer", "oidc", roles={"own": VIEWER}),
+    Caller("oidc_operator", "oidc", roles={"own": OPERATOR}),
+    Caller("oidc_other_namespace", "oidc", roles={"other": OPERATOR}),
+    Caller("oidc_platform_admin", "oidc", admin=True),
 ]
 
 
@@ -96,15 +106,38 @@ def expected(caller: Caller, method: str, target: str) -> str:
     return "ok"
 
 
-def credential(caller: Caller, resources: dict, backends, make_key) -> str | None:
+def credential(caller: Caller, resources: dict, backends, make_key, sign_in) -> str | None:
     if caller.credential == "none":
         return None
+    if caller.credential == "oidc":
+        sign_in(caller, resources)
+        return None  # the cp_session cookie is the credential
     if caller.credential == "agent":
         return backends.sandboxes.running[resources["own"].sandbox_id]
     if caller.admin:
         return make_key(world.OWN, Role.ADMIN)
     ((target, role),) = caller.roles.items()
     return make_key(resources[target].namespace, role)
+
+
+@pytest.fixture
+def sign_in(client, settings, django_user_model):
+    """Signs the test client in as an OIDC user whose groups carry the caller's roles."""
+
+    def sign_in(caller: Caller, resources: dict) -> None:
+        settings.OIDC_ADMIN_GROUP = "platform-admins"
+        groups = {"platform-admins"} if caller.admin else set()
+        for target, role in caller.roles.items():
+            group = f"{caller.name}-{target}"
+            update_namespace(actor=SYSTEM, name=resources[target].namespace, groups=[Binding(group, role)])
+            groups.add(group)
+        client.force_login(django_user_model.objects.create_user(f"oidc:{caller.name}"))
+        session = client.session
+        identity = Identity(subject=caller.name, name=caller.name, groups=frozenset(groups), scopes=frozenset())
+        SessionAuthenticator.store(session, identity, expires_at=time.time() + 3600)
+        session.save()
+
+    return sign_in
 
 
 def test_tables_cover_every_method():
@@ -114,9 +147,9 @@ def test_tables_cover_every_method():
 @pytest.mark.parametrize("target", ["own", "other"])
 @pytest.mark.parametrize("caller", CALLERS, ids=str)
 @pytest.mark.parametrize("method", METHODS)
-def test_authorization(rpc, backends, make_key, method, caller, target):
+def test_authorization(rpc, backends, make_key, sign_in, method, caller, target):
     resources = world.build(attach_own_workspace=caller.workspace_scope)
-    token = credential(caller, resources, backends, make_key)
+    token = credential(caller, resources, backends, make_key, sign_in)
     result = rpc(path(method), REQUESTS[method](resources[target]), token=token)
     assert (result.code or "ok") == expected(caller, method, target), result
     if result.code is None:

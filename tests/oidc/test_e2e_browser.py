@@ -31,6 +31,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 GET = "containers.api.v1.NamespaceService/GetNamespace"
+RUN_JOB = "containers.api.v1.JobService/RunJob"
+LIST_JOBS = "containers.api.v1.JobService/ListJobs"
 
 FETCH_JSON = """async ([path, init]) => {
   const response = await fetch(path, init);
@@ -140,6 +142,12 @@ def test_operator_signs_in_and_is_held_to_its_role(e2e):
     assert me["subject"] == "bob"
     assert me["admin"] is False
     assert me["namespaces"] == [{"namespace": "team-a", "role": "ROLE_OPERATOR"}]
+    # OPERATOR in team-a: may run a job there, not in team-b.
+    status, run = e2e.rpc(page, RUN_JOB, {"namespace": "team-a", "image": "busybox:1.36", "command": ["true"]})
+    assert status == 200, run
+    assert run["job"]["namespace"] == "team-a"
+    status, error = e2e.rpc(page, RUN_JOB, {"namespace": "team-b", "image": "busybox:1.36", "command": ["true"]})
+    assert (status, error["code"]) == (403, "permission_denied")
     # NamespaceService is admin-only: refused in bob's own namespace and in another one.
     status, error = e2e.rpc(page, GET, {"namespace": "team-a"})
     assert (status, error["code"]) == (403, "permission_denied")
@@ -210,3 +218,10 @@ def test_bearer_token_from_the_provider_works_against_the_server(e2e):
     response = requests.get(e2e.service.url + "/auth/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
     assert response.status_code == 200
     assert response.json()["namespaces"] == [{"namespace": "team-a", "role": "ROLE_OPERATOR"}]
+    # The same token calls the API directly: allowed in team-a, refused in team-b.
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    for namespace, status in (("team-a", 200), ("team-b", 403)):
+        response = requests.post(
+            f"{e2e.service.url}/{LIST_JOBS}", json={"namespace": namespace}, headers=headers, timeout=10
+        )
+        assert response.status_code == status, response.text
