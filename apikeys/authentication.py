@@ -39,7 +39,7 @@ class KeyRecord(NamedTuple):
     namespace_name: str
 
 
-_COLUMNS = (*KeyRecord._fields[:-1], "namespace__name")
+_COLUMNS = KeyRecord._fields
 
 
 class ApiKeyAuthenticator:
@@ -64,19 +64,28 @@ class ApiKeyAuthenticator:
 
 
 @cache
-def _lookup(alias: str) -> tuple[str, tuple]:
-    """SELECT of _COLUMNS joined to the namespace, WHERE digest = %s: the SQL and its output columns."""
+def _lookup(alias: str) -> tuple[str, tuple, tuple]:
+    """SELECT of _COLUMNS WHERE digest = %s, and each output column's value converters.
+
+    A single-table query on purpose: Django runs PostgreSQL without prepared statements,
+    and planning a join costs more than executing it.
+    """
+    connection = connections[alias]
     queryset = ApiKey.objects.using(alias).filter(digest="").order_by().values_list(*_COLUMNS)
     compiler = queryset.query.get_compiler(alias)
     sql, params = compiler.as_sql()
     if tuple(params) != ("",):
         raise RuntimeError(f"unexpected parameters in the API key lookup: {params!r}")
-    return sql, tuple(column for column, _, _ in compiler.select)
+    converters = tuple(
+        tuple(connection.ops.get_db_converters(column) + column.get_db_converters(connection))
+        for column, _, _ in compiler.select
+    )
+    return sql, tuple(column for column, _, _ in compiler.select), converters
 
 
 def find_key(digest: str) -> KeyRecord | None:
     alias = router.db_for_read(ApiKey)
-    sql, columns = _lookup(alias)
+    sql, columns, converters = _lookup(alias)
     connection = connections[alias]
     with connection.cursor() as cursor:
         cursor.execute(sql, [digest])
@@ -85,7 +94,7 @@ def find_key(digest: str) -> KeyRecord | None:
         return None
     values = list(row)
     for i, column in enumerate(columns):
-        for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+        for convert in converters[i]:
             values[i] = convert(values[i], column, connection)
     return KeyRecord(*values)
 

@@ -16,6 +16,8 @@ class ApiKey(models.Model):
     hint = models.CharField(max_length=4, editable=False, help_text="Last four characters of the plaintext.")
     name = models.CharField(max_length=200)
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="api_keys")
+    # Copy of namespace.name (namespaces are never renamed): authentication reads it without a join.
+    namespace_name = models.CharField(max_length=63, editable=False)
     # Agent keys hold no role: they are granted only their own sandbox and workspace.
     role = models.PositiveSmallIntegerField(choices=Role.choices(), null=True, blank=True)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.STANDARD)

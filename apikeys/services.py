@@ -91,6 +91,7 @@ def _create(*, actor: Principal, namespace: Namespace, **fields) -> tuple[ApiKey
         digest=tokens.digest(plaintext),
         hint=plaintext[-4:],
         namespace=namespace,
+        namespace_name=namespace.name,
         created_by=actor.describe(),
         **fields,
     )

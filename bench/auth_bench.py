@@ -128,6 +128,7 @@ def seed(filler_keys: int) -> str:
                 hint="xxxx",
                 name=f"filler {i}",
                 namespace=namespace,
+                namespace_name=namespace.name,
                 role=int(Role.VIEWER),
                 created_at=now,
                 created_by="system:bench",
