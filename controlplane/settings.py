@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "audit",
     "namespaces",
     "apikeys",
+    "uploads",
 ]
 
 MIDDLEWARE = [
@@ -124,6 +125,7 @@ RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.
 RPC_SERVICES = [
     "namespaces.rpc.NamespaceService",
+    "uploads.rpc.BucketUploadsService",
 ]
 
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
