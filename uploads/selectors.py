@@ -3,6 +3,7 @@ the page itself, aliases, metaUploads and integrations (one each, whatever the s
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 
@@ -115,14 +116,15 @@ def _filtered(queryset: QuerySet, query: ListQuery, anchor) -> QuerySet:
 def _with_tags(queryset: QuerySet, tags: tuple[str, ...]) -> QuerySet:
     if connection.vendor == "postgresql":
         return queryset.filter(tags__contains=list(tags))  # jsonb @>, GIN-indexed
-    for i, tag in enumerate(tags):
-        exists = RawSQL(  # noqa: S611 (identifiers from model meta; values are parameters)
-            f"EXISTS (SELECT 1 FROM json_each({_column('tags')}) AS t WHERE t.value = %s)",  # noqa: S608
-            [tag],
-            output_field=BooleanField(),
-        )
-        queryset = queryset.alias(**{f"_tag{i}": exists}).filter(**{f"_tag{i}": True})
-    return queryset
+    # One condition whatever the number of tags (up to 1000): the wanted tags arrive as a
+    # JSON array parameter, and all must be among the row's.
+    matched = RawSQL(  # noqa: S611 (identifiers from model meta; values are parameters)
+        f"(SELECT COUNT(DISTINCT t.value) FROM json_each({_column('tags')}) AS t"  # noqa: S608
+        " WHERE t.value IN (SELECT value FROM json_each(%s))) = %s",
+        [json.dumps(list(tags)), len(tags)],
+        output_field=BooleanField(),
+    )
+    return queryset.filter(matched)
 
 
 def _with_metadata(queryset: QuerySet, query: ListQuery) -> QuerySet:
