@@ -242,8 +242,17 @@ def record_from_rows(upload: Upload, integration: Integration | None) -> pb.Uplo
     setattr(record, "private", upload.private)  # noqa: B010 (a keyword-like name)
     record.created_at.FromDatetime(upload.created_at)
     record.updated_at.FromDatetime(upload.updated_at)
-    if upload.intent_metadata or upload.metadata_kvs:
-        json_format.ParseDict({"intentMetadata": upload.intent_metadata, "metadataKvs": upload.metadata_kvs}, record)
+    if upload.intent_metadata:
+        json_format.ParseDict({"intentMetadata": upload.intent_metadata}, record)
+    for element in upload.metadata_kvs:
+        kv = record.metadata_kvs.add(
+            key=element["key"],
+            value_type=pb.MetadataValueType.Value(element["valueType"]),
+            title=element.get("title", ""),
+            icon_name=element.get("iconName", ""),
+            hidden_from_users=element.get("hiddenFromUsers", False),
+        )
+        _fill_value(kv.value, element["value"])
     if integration is not None:
         record.integration.CopyFrom(
             pb.Integration(
@@ -281,3 +290,17 @@ def record_from_rows(upload: Upload, integration: Integration | None) -> pb.Uplo
             download_url=meta.download_url,
         )
     return record
+
+
+def _fill_value(target: pb.MetadataValue, value: dict) -> None:
+    """The inverse of _value_json (json_format.ParseDict is several times slower per page)."""
+    if "stringValue" in value:
+        target.string_value = value["stringValue"]
+    if "boolValue" in value:
+        target.bool_value = value["boolValue"]
+    if "numberValue" in value:
+        target.number_value = value["numberValue"]
+    for item in value.get("arrayValue", ()):
+        _fill_value(target.array_value.add(), item)
+    for key, item in value.get("objectValue", {}).items():
+        _fill_value(target.object_value[key], item)
