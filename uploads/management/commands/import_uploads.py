@@ -1,6 +1,7 @@
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import IntegrityError
 
 from uploads.services import ImportFailed, import_uploads
 
@@ -24,6 +25,9 @@ class Command(BaseCommand):
                     count = import_uploads(bucket=target, lines=lines)
         except ImportFailed as exc:
             raise CommandError(f"{file}: {exc}; nothing was imported") from None
+        except IntegrityError as exc:
+            # Ids that clash across write batches, caught by the database's own constraints.
+            raise CommandError(f"{file}: conflicting ids ({exc}); nothing was imported") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"{file}: {exc}") from None
         self.stdout.write(f"imported {count} uploads into {target}")
