@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "namespaces",
     "apikeys",
     "containers",
+    "uploads",
 ]
 
 MIDDLEWARE = [
@@ -132,6 +133,7 @@ RPC_SERVICES = [
     "containers.rpc.environments.EnvironmentService",
     "containers.rpc.workspaces.WorkspaceService",
     "containers.rpc.egress.EgressService",
+    "uploads.rpc.BucketUploadsService",
 ]
 
 # Backends of the containers services: dotted paths of classes implementing the interfaces

@@ -1,0 +1,58 @@
+"""Django admin for buckets and uploads, usable at a million rows: no full COUNT(*) per page."""
+
+from django.contrib import admin
+from django.core.paginator import Paginator
+from django.utils.functional import cached_property
+
+from .models import Alias, Bucket, MetaUpload, Upload
+
+COUNT_CAP = 10_000
+
+
+class CappedCountPaginator(Paginator):
+    """Counts at most COUNT_CAP + 1 rows (a bounded index scan), not the whole table;
+    beyond that the admin shows the first COUNT_CAP rows' worth of pages."""
+
+    @cached_property
+    def count(self):
+        return self.object_list.values("pk")[: COUNT_CAP + 1].count()
+
+
+@admin.register(Bucket)
+class BucketAdmin(admin.ModelAdmin):
+    list_display = ("name", "namespace", "id", "created_at")
+    list_filter = ("namespace",)
+    search_fields = ("name", "=id")
+    list_select_related = ("namespace",)
+    readonly_fields = ("id", "created_at")
+
+
+class AliasInline(admin.TabularInline):
+    model = Alias
+    extra = 0
+
+
+class MetaUploadInline(admin.TabularInline):
+    model = MetaUpload
+    extra = 0
+
+
+@admin.register(Upload)
+class UploadAdmin(admin.ModelAdmin):
+    list_display = ("upload_id", "slug", "path", "bucket", "size_bytes", "private", "created_at")
+    list_filter = ("bucket", "private", "is_virtual_file", "integration_hidden")
+    list_select_related = ("bucket__namespace",)
+    # uploadId exactly, or a slug prefix (served by the folded-slug index); never a full scan.
+    search_fields = ("=upload_id",)
+    search_help_text = "An uploadId, or the beginning of a slug."
+    ordering = ("-created_at", "-upload_id")
+    show_full_result_count = False
+    paginator = CappedCountPaginator
+    inlines = (AliasInline, MetaUploadInline)
+    date_hierarchy = None
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        return queryset.filter(upload_id=term) | queryset.filter(slug_folded__startswith=term.lower()), False

@@ -1,0 +1,20 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from controlplane.auth import Principal
+from controlplane.rpc import Error
+from uploads.services import create_bucket
+
+
+class Command(BaseCommand):
+    help = "Creates a bucket in a namespace and prints its id."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--namespace", required=True)
+        parser.add_argument("name")
+
+    def handle(self, *args, namespace, name, **options):
+        try:
+            bucket = create_bucket(actor=Principal.system(), namespace=namespace, name=name)
+        except Error as exc:
+            raise CommandError(exc.message) from None
+        self.stdout.write(str(bucket.pk))
