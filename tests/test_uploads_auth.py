@@ -9,9 +9,10 @@ from django.db import connection
 from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
-from apikeys.models import ApiKey
+from apikeys.services import issue_agent_key
 from controlplane.auth import Kind, Principal, Role
 from controlplane.rpc import Error
+from tests.conftest import SYSTEM
 from tests.uploads_factory import LIST, add, ids, make_bucket, record
 from uploads import selectors
 from uploads.api.v1 import uploads_pb2 as pb
@@ -75,9 +76,12 @@ def test_no_credential_is_unauthenticated(rpc, buckets):
     assert rpc(LIST, by_id(buckets[0]), token="cpk_bogus").code == "unauthenticated"
 
 
-def test_agent_keys_are_denied(rpc, buckets, make_key):
-    key = make_key("team-a", Role.VIEWER, kind=ApiKey.Kind.AGENT)
+@pytest.mark.parametrize("workspace_scope", ["", "wsp_any"])
+def test_agent_keys_are_denied(rpc, buckets, workspace_scope):
+    # A sandbox agent key, as CreateSandbox issues it, in the bucket's own namespace.
+    _, key = issue_agent_key(actor=SYSTEM, namespace="team-a", sandbox_id="sbx_test", workspace_scope=workspace_scope)
     assert rpc(LIST, by_id(buckets[0]), token=key).code == "permission_denied"
+    assert rpc(LIST, {}, token=key).code == "permission_denied"
 
 
 def request_for(bucket) -> pb.ListUploadsRequest:
