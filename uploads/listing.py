@@ -39,7 +39,15 @@ def list_uploads(principal: Principal, request: pb.ListUploadsRequest) -> pb.Lis
             parsed, scope, value=getattr(last, parsed.sort_by), upload_id=last.upload_id, anchor=anchor
         )
     return pb.ListUploadsResponse(
-        uploads=[record_from_rows(u, page.integrations.get(u.integration_id)) for u in page.uploads],
+        uploads=[
+            record_from_rows(
+                u,
+                page.integrations.get(u.integration_id),
+                page.aliases.get(u.pk, ()),
+                page.meta_uploads.get(u.pk, ()),
+            )
+            for u in page.uploads
+        ],
         next_cursor=next_cursor,
     )
 

@@ -209,8 +209,10 @@ def _uuid(text: str, field_name: str) -> uuid.UUID:
 # ---- rows → record -------------------------------------------------------------------------
 
 
-def record_from_rows(upload: Upload, integration: Integration | None) -> pb.Upload:
-    """`upload` must have its aliases and meta_uploads prefetched (see selectors)."""
+def record_from_rows(
+    upload: Upload, integration: Integration | None, aliases: list[Alias] = (), meta_uploads: list[MetaUpload] = ()
+) -> pb.Upload:
+    """The record of `upload`, whose children the caller fetched in bulk (see selectors.list_uploads)."""
     record = pb.Upload(
         upload_id=upload.upload_id,
         path=upload.path,
@@ -265,7 +267,7 @@ def record_from_rows(upload: Upload, integration: Integration | None) -> pb.Uplo
                 bucket_launcher_enabled=integration.bucket_launcher_enabled,
             )
         )
-    for alias in upload.aliases.all():
+    for alias in aliases:
         element = record.aliases.add(
             alias_id=alias.alias_id,
             upload_id=upload.upload_id,
@@ -282,7 +284,7 @@ def record_from_rows(upload: Upload, integration: Integration | None) -> pb.Uplo
             element.expires_at.FromDatetime(alias.expires_at)
         if alias.created_at is not None:
             element.created_at.FromDatetime(alias.created_at)
-    for meta in upload.meta_uploads.all():
+    for meta in meta_uploads:
         record.meta_uploads.add(
             type=pb.MetaUploadType(name=meta.type_name, n=meta.type_n, filename=meta.type_filename),
             metadata_id=meta.metadata_id,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import BooleanField, Prefetch, Q, QuerySet
+from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Left
 
@@ -63,6 +63,9 @@ class Page:
     uploads: list[Upload]
     integrations: dict
     has_more: bool
+    # Children of the page's uploads by upload pk, in record order.
+    aliases: dict = field(default_factory=dict)
+    meta_uploads: dict = field(default_factory=dict)
 
 
 def list_uploads(
@@ -78,18 +81,24 @@ def list_uploads(
     if position is not None:
         queryset = queryset.filter(_after(column, position, query.descending))
     sign = "-" if query.descending else ""
-    queryset = queryset.order_by(f"{sign}{column}", f"{sign}upload_id").prefetch_related(
-        Prefetch("aliases", queryset=Alias.objects.order_by("upload_id", "position")),
-        Prefetch("meta_uploads", queryset=MetaUpload.objects.order_by("upload_id", "position")),
-    )
+    queryset = queryset.order_by(f"{sign}{column}", f"{sign}upload_id")
     rows = list(queryset[: query.page_size + 1])
-    page = rows[: query.page_size]
-    integrations = {}
-    if page:
-        ids = {u.integration_id for u in page if u.integration_id}
-        # Always one query for a non-empty page, so the count never depends on the data.
-        integrations = Integration.objects.in_bulk(ids)
-    return Page(uploads=page, integrations=integrations, has_more=len(rows) > query.page_size)
+    page = Page(uploads=rows[: query.page_size], integrations={}, has_more=len(rows) > query.page_size)
+    if page.uploads:
+        # Always one query per child table for a non-empty page, so the count never depends
+        # on the data. Grouped by hand: prefetch_related builds a queryset per upload.
+        pks = [u.pk for u in page.uploads]
+        page.aliases = _grouped(Alias.objects.filter(upload_id__in=pks).order_by("upload_id", "position"))
+        page.meta_uploads = _grouped(MetaUpload.objects.filter(upload_id__in=pks).order_by("upload_id", "position"))
+        page.integrations = Integration.objects.in_bulk({u.integration_id for u in page.uploads if u.integration_id})
+    return page
+
+
+def _grouped(children: QuerySet) -> dict:
+    groups: dict = {}
+    for child in children:
+        groups.setdefault(child.upload_id, []).append(child)
+    return groups
 
 
 def _filtered(queryset: QuerySet, query: ListQuery, anchor) -> QuerySet:
@@ -153,11 +162,11 @@ def _value_key(value_type: int) -> str:
 def _after(column: str, position: Position, descending: bool) -> RawSQL:
     """Rows strictly after the cursor in (column, upload_id) order: a row-value comparison,
     which PostgreSQL turns into an index range bound (the seek), never an OFFSET."""
-    field = Upload._meta.get_field(column)
-    value = field.get_db_prep_value(position.value, connection)
+    model_field = Upload._meta.get_field(column)
+    value = model_field.get_db_prep_value(position.value, connection)
     operator = "<" if descending else ">"
     condition = RawSQL(  # noqa: S611 (identifiers from model meta; values are parameters)
-        f"({_column(field.column)}, {_column('upload_id')}) {operator} (%s, %s)",
+        f"({_column(model_field.column)}, {_column('upload_id')}) {operator} (%s, %s)",
         [value, position.upload_id],
         output_field=BooleanField(),
     )
