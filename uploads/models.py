@@ -104,6 +104,9 @@ class Upload(models.Model):
             models.Index(fields=["bucket", "slug", "upload_id"], name="upl_bucket_slug"),
             models.Index(fields=["bucket", "size_bytes", "upload_id"], name="upl_bucket_size"),
             models.Index(fields=["bucket", "order", "upload_id"], name="upl_bucket_order"),
+            # Across buckets: the admin's list and ListUploads without a bucket, newest first.
+            models.Index(fields=["created_at", "upload_id"], name="upl_created"),
+            models.Index(fields=["slug_folded"], name="upl_slug_folded", opclasses=["text_pattern_ops"]),
             # text_pattern_ops (PostgreSQL only; ignored elsewhere) makes LIKE 'prefix%' indexable.
             models.Index(
                 fields=["bucket", "slug_folded"], name="upl_bucket_slug_folded", opclasses=["", "text_pattern_ops"]
