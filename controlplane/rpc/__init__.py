@@ -2,15 +2,13 @@
 
 from .codes import Code
 from .errors import Error
-from .permissions import AdminOnly, AllOf, DenyAgents, NamespaceRole, Permission
+from .permissions import AdminOnly, NamespaceRole, Permission
 from .service import Context, Service, rpc
 
 __all__ = [
     "AdminOnly",
-    "AllOf",
     "Code",
     "Context",
-    "DenyAgents",
     "Error",
     "NamespaceRole",
     "Permission",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from google.protobuf.message import Message
 
-from controlplane.auth import Kind, Principal, Role
+from controlplane.auth import Principal, Role
 
 from .errors import Error
 
@@ -22,18 +22,6 @@ class Permission:
 
     def check(self, principal: Principal, request: Message) -> None:
         raise NotImplementedError
-
-    def __and__(self, other: Permission) -> Permission:
-        return AllOf(self, other)
-
-
-class AllOf(Permission):
-    def __init__(self, *permissions: Permission):
-        self.permissions = permissions
-
-    def check(self, principal, request):
-        for permission in self.permissions:
-            permission.check(principal, request)
 
 
 class AdminOnly(Permission):
@@ -70,11 +58,3 @@ def _namespace_field(request: Message) -> str:
     if not namespace:
         raise Error.invalid_argument("namespace", "is required")
     return namespace
-
-
-class DenyAgents(Permission):
-    """Sandbox agent keys may call only what is explicitly opened to them."""
-
-    def check(self, principal, request):
-        if principal.kind is Kind.AGENT:
-            raise Error.permission_denied("sandbox agent keys may not call this operation")

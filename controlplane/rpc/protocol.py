@@ -9,7 +9,6 @@ import gzip
 import json
 import re
 import zlib
-from dataclasses import dataclass
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
@@ -18,6 +17,7 @@ from .errors import Error
 
 JSON = "json"
 PROTO = "proto"
+CONTENT_TYPES = {JSON: "application/json", PROTO: "application/proto"}
 ACCEPT_POST = "application/json, application/proto"
 SUPPORTED_ENCODINGS = ("gzip", "identity")
 _TIMEOUT_RE = re.compile(r"\A[0-9]{1,10}\Z")
@@ -170,15 +170,3 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
 
 def gzip_bytes(data: bytes) -> bytes:
     return gzip.compress(data, compresslevel=5, mtime=0)
-
-
-@dataclass(frozen=True)
-class ContentTypes:
-    json: str = "application/json"
-    proto: str = "application/proto"
-
-    def for_codec(self, codec: str) -> str:
-        return self.proto if codec == PROTO else self.json
-
-
-CONTENT_TYPES = ContentTypes()

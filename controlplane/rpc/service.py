@@ -12,12 +12,10 @@ proto method must have a handler, so the code cannot drift from the contract.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.core.exceptions import ImproperlyConfigured
-from django.http import HttpRequest
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
@@ -31,14 +29,9 @@ class Context:
     """What a handler knows about the call besides the request message."""
 
     principal: Principal
-    http_request: HttpRequest | None = None
     deadline: float | None = None  # time.monotonic() value
     # Top-level JSON keys present in the body (None for binary), for full-replace updates.
     present_fields: set[str] | None = None
-    response_headers: dict[str, str] = field(default_factory=dict)
-
-    def remaining(self) -> float | None:
-        return None if self.deadline is None else self.deadline - time.monotonic()
 
 
 @dataclass(frozen=True)

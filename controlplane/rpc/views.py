@@ -65,17 +65,14 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
         )
         message = procedure.spec.request()
         present = protocol.decode(codec, body, message)
-        context = Context(principal=principal, http_request=request, deadline=deadline, present_fields=present)
+        context = Context(principal=principal, deadline=deadline, present_fields=present)
         reply = _invoke(procedure, message, context)
     except Error as exc:
         return error_response(request, exc)
     except Exception:
         logger.exception("unhandled error in /%s", procedure.path)
         return error_response(request, Error.internal())
-    response = _encoded_response(request, protocol.encode(codec, reply), protocol.CONTENT_TYPES.for_codec(codec))
-    for name, value in context.response_headers.items():
-        response[name] = value
-    return response
+    return _encoded_response(request, protocol.encode(codec, reply), protocol.CONTENT_TYPES[codec])
 
 
 def _invoke(procedure, message, context):
