@@ -44,14 +44,13 @@ class NamespaceService(Service):
 
     @rpc(request=pb.ListNamespacesRequest, response=pb.ListNamespacesResponse, permission=ADMIN)
     def ListNamespaces(self, request, context):
-        limit = pagination.page_size(request.page_size)
-        after = pagination.decode(request.page_token, salt="namespaces.list") or ""
-        rows = selectors.list_namespaces(after=after, limit=limit + 1)
-        page, more = rows[:limit], len(rows) > limit
-        return pb.ListNamespacesResponse(
-            namespaces=[namespace_to_proto(ns) for ns in page],
-            next_page_token=pagination.encode(page[-1].name, salt="namespaces.list") if more else "",
+        page, token = pagination.keyset_page(
+            request,
+            salt="namespaces.list",
+            fetch=lambda after, limit: selectors.list_namespaces(after=after or "", limit=limit),
+            position_of=lambda namespace: namespace.name,
         )
+        return pb.ListNamespacesResponse(namespaces=[namespace_to_proto(ns) for ns in page], next_page_token=token)
 
     @rpc(request=pb.UpdateNamespaceRequest, response=pb.Namespace, permission=ADMIN)
     def UpdateNamespace(self, request, context):
@@ -89,16 +88,15 @@ class NamespaceService(Service):
 
     @rpc(request=pb.ListApiKeysRequest, response=pb.ListApiKeysResponse, permission=ADMIN)
     def ListApiKeys(self, request, context):
-        limit = pagination.page_size(request.page_size)
-        binding = request.namespace
-        position = pagination.decode(request.page_token, salt="apikeys.list", binding=binding)
-        after = tuple(position) if position else None
-        rows = key_selectors.list_api_keys(namespace=request.namespace, after=after, limit=limit + 1)
-        page, more = rows[:limit], len(rows) > limit
-        token = ""
-        if more:
-            last = page[-1]
-            token = pagination.encode([last.created_at.isoformat(), last.pk], salt="apikeys.list", binding=binding)
+        page, token = pagination.keyset_page(
+            request,
+            salt="apikeys.list",
+            binding=request.namespace,
+            fetch=lambda after, limit: key_selectors.list_api_keys(
+                namespace=request.namespace, after=tuple(after) if after else None, limit=limit
+            ),
+            position_of=lambda key: [key.created_at.isoformat(), key.pk],
+        )
         return pb.ListApiKeysResponse(keys=[api_key_to_proto(k) for k in page], next_page_token=token)
 
     @rpc(request=pb.RevokeApiKeyRequest, response=pb.RevokeApiKeyResponse, permission=ADMIN)

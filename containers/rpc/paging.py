@@ -12,10 +12,10 @@ from .. import selectors
 
 def list_page(model: type[Model], request: Message) -> tuple[list, str]:
     """(rows, next_page_token) for a request with namespace, page_size and page_token."""
-    salt = f"containers.{model._meta.model_name}.list"
-    limit = pagination.page_size(request.page_size)
-    after = pagination.decode(request.page_token, salt=salt, binding=request.namespace)
-    rows = selectors.page(model, namespace=request.namespace, after=after, limit=limit + 1)
-    page = rows[:limit]
-    token = pagination.encode(page[-1].pk, salt=salt, binding=request.namespace) if len(rows) > limit else ""
-    return page, token
+    return pagination.keyset_page(
+        request,
+        salt=f"containers.{model._meta.model_name}.list",
+        binding=request.namespace,
+        fetch=lambda after, limit: selectors.page(model, namespace=request.namespace, after=after, limit=limit),
+        position_of=lambda row: row.pk,
+    )

@@ -6,6 +6,8 @@ one nor replay one against another list or another set of filters (`binding`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.core import signing
 
 from .errors import Error
@@ -36,3 +38,17 @@ def decode(token: str, *, salt: str, binding: str = "", field: str = "pageToken"
     if not isinstance(payload, dict) or payload.get("b") != binding:
         raise Error.invalid_argument(field, "was issued for a different request; restart from the first page")
     return payload.get("p")
+
+
+def keyset_page(request, *, salt: str, fetch: Callable, position_of: Callable, binding: str = "") -> tuple[list, str]:
+    """One page of a list request (page_size, page_token) and the next page's token, empty on the last.
+
+    `fetch(after, limit)` returns up to `limit` rows following the position `after` (None on the
+    first page); `position_of(row)` is what the next page starts after.
+    """
+    limit = page_size(request.page_size)
+    after = decode(request.page_token, salt=salt, binding=binding)
+    rows = fetch(after, limit + 1)  # one more than a page tells whether another follows
+    page = rows[:limit]
+    token = encode(position_of(page[-1]), salt=salt, binding=binding) if len(rows) > limit else ""
+    return page, token
