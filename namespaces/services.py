@@ -155,7 +155,9 @@ def validate_quotas(quotas: Mapping[str, int | None], field: str = "quotas") -> 
     for name in QUOTA_FIELDS:
         value = quotas.get(name)
         if value is not None and not 0 <= value <= MAX_QUOTA:
-            raise Error.invalid_argument(f"{field}.{_camel(name)}", f"must be between 0 and {MAX_QUOTA}, got {value}")
+            raise Error.invalid_argument(
+                f"{field}.{json_name(name)}", f"must be between 0 and {MAX_QUOTA}, got {value}"
+            )
         clean[name] = value
     unknown = set(quotas) - set(QUOTA_FIELDS)
     if unknown:
@@ -163,7 +165,8 @@ def validate_quotas(quotas: Mapping[str, int | None], field: str = "quotas") -> 
     return clean
 
 
-def _camel(name: str) -> str:
+def json_name(name: str) -> str:
+    """The JSON (lowerCamelCase) spelling of a field name, as clients send it."""
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
 
@@ -222,7 +225,7 @@ def update_namespace(
         image_pull_secrets = validate_pull_secrets(image_pull_secrets)
     if quotas is not UNCHANGED:
         quotas = validate_quotas(quotas)
-    namespace = _lock(name)
+    namespace = lock_namespace(name)
     before = _snapshot(namespace)
     if groups is not UNCHANGED:
         _replace_bindings(namespace, groups)
@@ -248,7 +251,7 @@ def set_group_bindings(*, actor: Principal, name: str, groups: Iterable[Binding]
 def register_internal_target(*, actor: Principal, namespace: str, target: Target) -> Namespace:
     validate_namespace_name(namespace)
     target = validate_target(target, "target")
-    ns = _lock(namespace)
+    ns = lock_namespace(namespace)
     if ns.internal_targets.filter(name=target.name).exists():
         raise Error.already_exists(f"internal target {target.name!r} already exists in namespace {namespace!r}")
     InternalTarget.objects.create(namespace=ns, name=target.name, host=target.host, ports=list(target.ports))
@@ -263,7 +266,11 @@ def register_internal_target(*, actor: Principal, namespace: str, target: Target
     return ns
 
 
-def _lock(name: str) -> Namespace:
+def lock_namespace(name: str) -> Namespace:
+    """Locks the namespace row until the transaction ends, so writes to one namespace (and the
+    quota counts taken under the lock) serialise. SQLite has no row locks; its transactions start
+    IMMEDIATE, which serialises all writers."""
+    validate_namespace_name(name)
     try:
         return Namespace.objects.select_for_update().get(name=name)
     except Namespace.DoesNotExist:

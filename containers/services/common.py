@@ -6,7 +6,9 @@ import re
 
 from controlplane.rpc import Error
 from namespaces.models import Namespace
-from namespaces.services import validate_namespace_name
+from namespaces.services import json_name, lock_namespace
+
+__all__ = ["enforce_quota", "lock_namespace", "validate_image"]
 
 # [registry[:port]/]path[:tag][@sha256:digest], the OCI reference grammar without its rarer corners.
 _IMAGE_RE = re.compile(
@@ -25,29 +27,13 @@ def validate_image(image: str, field: str = "image") -> str:
     return image
 
 
-def lock_namespace(name: str) -> Namespace:
-    """Locks the namespace row until the transaction ends: creates of one namespace serialise here,
-    so a count taken after the lock cannot be overtaken by a concurrent create.
-    (SQLite has no row locks; its transactions start IMMEDIATE, which serialises all writers.)"""
-    validate_namespace_name(name)
-    try:
-        return Namespace.objects.select_for_update().get(name=name)
-    except Namespace.DoesNotExist:
-        raise Error.not_found(f"namespace {name!r} not found") from None
-
-
 def enforce_quota(namespace: Namespace, quota: str, current: int) -> None:
     """Refuses one more when `current` already reaches the namespace's `quota` (NULL = no limit)."""
     limit = getattr(namespace, quota)
     if limit is not None and current >= limit:
-        json_name = _camel(quota)
+        name = json_name(quota)
         raise Error.resource_exhausted(
-            f"namespace {namespace.name!r} is at its quota {json_name}={limit}",
-            subject=f"namespace:{namespace.name}/{json_name}",
-            description=f"{json_name} is {limit}; {current} in use",
+            f"namespace {namespace.name!r} is at its quota {name}={limit}",
+            subject=f"namespace:{namespace.name}/{name}",
+            description=f"{name} is {limit}; {current} in use",
         )
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
