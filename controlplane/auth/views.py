@@ -96,16 +96,16 @@ class CallbackView(OIDCAuthenticationCallbackView):
     def get(self, request):
         if not oidc.is_configured():
             return not_configured()
-        # RFC 9207: providers may name themselves; when they do it must be our issuer.
-        if "iss" in request.GET and request.GET["iss"] != settings.OIDC_ISSUER:
-            return self.failure("the authorization response comes from another issuer")
         state = request.GET.get("state")
         states = request.session.get("oidc_states")
         entry = states.pop(state, None) if isinstance(states, dict) and state else None
         if entry is not None:
-            # Each state is usable once, also when this attempt fails.
+            # Each state is usable once, also when this attempt fails: consumed before any check.
             request.session["oidc_states"] = states
             request.session.save()
+        # RFC 9207: providers may name themselves; when they do it must be our issuer.
+        if "iss" in request.GET and request.GET["iss"] != settings.OIDC_ISSUER:
+            return self.failure("the authorization response comes from another issuer")
         if request.GET.get("error"):
             return self.failure(f"the identity provider refused sign-in: {request.GET['error'][:100]}")
         if entry is None:

@@ -124,6 +124,11 @@ def test_callback_from_another_issuer_fails(client, oidc_settings, db):
     response = client.get("/auth/callback", {"code": "abc", "state": state, "iss": "https://evil.example"})
     assert response.status_code == 401
     assert "issuer" in response.json()["message"]
+    # The refused callback consumed the state: it cannot be used again, with any iss.
+    assert state not in client.session["oidc_states"]
+    retry = client.get("/auth/callback", {"code": "abc", "state": state, "iss": oidc_settings.issuer})
+    assert retry.status_code == 401
+    assert "already used" in retry.json()["message"]
 
 
 def test_sign_in_sets_cp_session_and_maps_groups(client, oidc_settings, bound_namespaces):
