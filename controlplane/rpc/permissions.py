@@ -40,16 +40,20 @@ class NamespaceRole(Permission):
     def __init__(self, minimum: Role, namespace_of: Callable[[Message], str] | None = None):
         self.minimum = minimum
         self.namespace_of = namespace_of or _namespace_field
+        # A namespace looked up from a resource id is the owner's name: never echoed to a caller
+        # who may not see it. A namespace the caller sent is theirs to read back.
+        self.echo_namespace = namespace_of is None
 
     def check(self, principal, request):
         namespace = self.namespace_of(request)
         if principal.has_role(namespace, self.minimum):
             return
         held = principal.role_in(namespace)
+        where = f"namespace {namespace!r}" if self.echo_namespace else "the namespace of this resource"
         if held is None:
-            raise Error.permission_denied(f"caller has no role in namespace {namespace!r}")
+            raise Error.permission_denied(f"caller has no role in {where}")
         raise Error.permission_denied(
-            f"caller holds {held.wire_name} in namespace {namespace!r}; {self.minimum.wire_name} or above is required"
+            f"caller holds {held.wire_name} in {where}; {self.minimum.wire_name} or above is required"
         )
 
 
