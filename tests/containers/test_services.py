@@ -42,6 +42,18 @@ def test_run_get_list_cancel_job(rpc, backends, operator):
     assert env_logged == ["LOG"]  # names only: values may be secrets
 
 
+def test_env_values_only_for_operators(rpc, backends, operator, make_key):
+    body = {"namespace": "team-a", "image": "alpine", "env": {"SECRET": "s3cr3t", "LOG": "1"}}
+    job_id = call(rpc, operator, "JobService/RunJob", body).body["job"]["jobId"]
+    viewer = make_key("team-a", Role.VIEWER)
+    seen = call(rpc, viewer, "JobService/GetJob", {"jobId": job_id}).body["job"]
+    listed = call(rpc, viewer, "JobService/ListJobs", {"namespace": "team-a"}).body["jobs"][0]
+    # proto3 JSON leaves out nothing in a map: the names stay, the values are empty.
+    assert seen["env"] == listed["env"] == {"SECRET": "", "LOG": ""}
+    for reader in (operator, make_key("team-a", Role.ADMIN)):
+        assert call(rpc, reader, "JobService/GetJob", {"jobId": job_id}).body["job"]["env"]["SECRET"] == "s3cr3t"
+
+
 def test_run_job_without_backend_stays_queued(rpc, no_backends, operator):
     job = call(rpc, operator, "JobService/RunJob", {"namespace": "team-a", "image": "alpine"}).body["job"]
     assert job["state"] == "JOB_STATE_QUEUED"
