@@ -144,6 +144,26 @@ CONTAINERS_SANDBOX_BACKEND = env.str("CONTAINERS_SANDBOX_BACKEND", default="")
 CONTAINERS_BUILD_BACKEND = env.str("CONTAINERS_BUILD_BACKEND", default="")
 # Domain under which sandboxes are previewed (https://sbx-<id>.<domain>/); unset: GetPreviewUrl is unimplemented.
 CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
+# Egress that GrantEgress always refuses (see containers/services/egress_rules.py): networks
+# (CIDR) and host names ("name" exact, ".name" the name and everything below it). Setting
+# either replaces its default list, so repeat the defaults when adding to them.
+CONTAINERS_EGRESS_DENIED_NETWORKS = env.list(
+    "CONTAINERS_EGRESS_DENIED_NETWORKS",
+    default=[
+        "0.0.0.0/8",  # "this host"; 0.0.0.0 reaches the local host
+        "127.0.0.0/8",  # loopback
+        "169.254.0.0/16",  # link-local, cloud metadata (169.254.169.254)
+        "100.100.100.200/32",  # Alibaba Cloud metadata
+        "::/128",
+        "::1/128",  # loopback
+        "fe80::/10",  # link-local
+        "fd00:ec2::254/128",  # AWS metadata over IPv6
+    ],
+)
+CONTAINERS_EGRESS_DENIED_HOSTS = env.list(
+    "CONTAINERS_EGRESS_DENIED_HOSTS",
+    default=[".localhost", "metadata.google.internal", "metadata.goog", "instance-data.ec2.internal"],
+)
 
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
 BEARER_AUTHENTICATORS = [
