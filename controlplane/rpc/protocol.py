@@ -33,7 +33,7 @@ def codec_for(content_type: str) -> str:
     media, _, params = content_type.partition(";")
     media = media.strip().lower()
     params = params.strip()
-    if media == "application/json" and (not params or _CHARSET_RE.match(params)):
+    if media == "application/json" and (not params or _CHARSET_RE.fullmatch(params)):
         return JSON
     if media == "application/proto" and not params:
         return PROTO
@@ -52,7 +52,7 @@ def parse_timeout_ms(value: str | None) -> int | None:
     if value is None:
         return None
     value = value.strip()
-    if not _TIMEOUT_RE.match(value) or int(value) == 0:
+    if not _TIMEOUT_RE.fullmatch(value) or int(value) == 0:
         raise Error.invalid_argument(
             "Connect-Timeout-Ms", f"must be a positive integer of at most 10 digits, got {value[:32]!r}"
         )
