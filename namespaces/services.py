@@ -108,7 +108,7 @@ def validate_target(target: Target, field: str) -> Target:
     validate_namespace_name(target.name, f"{field}.name")
     if not target.host:
         raise Error.invalid_argument(f"{field}.host", "is required")
-    if not _valid_host(target.host):
+    if len(target.host) > 253 or not _valid_host(target.host):  # an IPv6 zone id can make an IP longer
         raise Error.invalid_argument(f"{field}.host", "must be a host name (at most 253 characters) or an IP address")
     ports = list(target.ports)
     if len(ports) > MAX_PORTS:
@@ -138,8 +138,10 @@ def validate_pull_secrets(secrets: Iterable[PullSecret], field: str = "imagePull
     _check_count(secrets, field)
     seen: set[str] = set()
     for i, secret in enumerate(secrets):
-        if not _REGISTRY_RE.fullmatch(secret.registry or ""):
-            raise Error.invalid_argument(f"{field}[{i}].registry", "must be a registry host[:port][/path]")
+        if len(secret.registry) > 253 or not _REGISTRY_RE.fullmatch(secret.registry or ""):
+            raise Error.invalid_argument(
+                f"{field}[{i}].registry", "must be a registry host[:port][/path] of at most 253 characters"
+            )
         if not _SECRET_REF_RE.fullmatch(secret.secret_ref or ""):
             raise Error.invalid_argument(
                 f"{field}[{i}].secretRef", "must be a reference of 1 to 512 characters without spaces"
