@@ -11,7 +11,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from containers.api.v1 import namespace_pb2
+from containers.api.v1 import job_pb2, namespace_pb2
 from controlplane.rpc import Error
 from controlplane.rpc.validation import validate_request
 from uploads.api.v1 import uploads_pb2
@@ -106,3 +106,17 @@ def _holder(**values):
             )
         descriptor = pool.Add(file) and pool.FindMessageTypeByName("tests.validation.Holder")
     return message_factory.GetMessageClass(descriptor)(**values)
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"A\x00": "v"}, "env: keys must not contain NUL characters"),
+        ({"K" * 257: "v"}, "env: keys must be at most 256 characters, got 257"),
+        ({"K": "v\x00"}, "env['K']: must not contain NUL characters"),
+    ],
+)
+def test_map_keys_and_values_are_named(env, message):
+    with pytest.raises(Error) as caught:
+        validate_request(job_pb2.RunJobRequest(namespace="team-a", image="alpine", env=env))
+    assert caught.value.message == message

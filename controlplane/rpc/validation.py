@@ -51,23 +51,23 @@ def _check_field(field: FieldDescriptor, value, name: str) -> None:
     limits = limits_of(field)
     if _is_map(field):
         _check_items(name, len(value), limits)
-        value_field = field.message_type.fields_by_name["value"]
         for key in value:
-            _check_string(name, key, limits.max_key_length, what="keys")
-            _check_value(value_field, value[key], f"{name}[{key!r}]", limits)
+            if isinstance(key, str):
+                _check_string(name, key, limits.max_key_length, what="keys")
+            _check_value(value[key], f"{name}[{key!r}]", limits)
     elif field.is_repeated:
         _check_items(name, len(value), limits)
         for index, item in enumerate(value):
-            _check_value(field, item, f"{name}[{index}]", limits)
+            _check_value(item, f"{name}[{index}]", limits)
     elif field.message_type is not None and field.message_type.full_name == "google.protobuf.FieldMask":
         _check_items(name, len(value.paths), limits)
         for path in value.paths:
             _check_string(name, path, limits.max_length, what="paths")
     else:
-        _check_value(field, value, name, limits)
+        _check_value(value, name, limits)
 
 
-def _check_value(field: FieldDescriptor, value, name: str, limits: limits_pb2.FieldLimits) -> None:
+def _check_value(value, name: str, limits: limits_pb2.FieldLimits) -> None:
     if isinstance(value, Message):
         _check_message(value, name + ".")
     elif isinstance(value, str):
@@ -75,11 +75,12 @@ def _check_value(field: FieldDescriptor, value, name: str, limits: limits_pb2.Fi
 
 
 def _check_string(name: str, value: str, limit: int, what: str = "") -> None:
-    of = f"{what} of " if what else ""
+    """`what` names the part of the field checked ("keys" of a map, "paths" of a mask)."""
     if limit and len(value) > limit:
-        raise Error.invalid_argument(name, f"{of}at most {limit} characters, got {len(value)}")
+        lead = f"{what} must be " if what else ""
+        raise Error.invalid_argument(name, f"{lead}at most {limit} characters, got {len(value)}")
     if "\x00" in value:
-        raise Error.invalid_argument(name, f"{of}must not contain NUL characters")
+        raise Error.invalid_argument(name, f"{what} must not contain NUL characters".lstrip())
 
 
 def _check_items(name: str, count: int, limits: limits_pb2.FieldLimits) -> None:
