@@ -10,7 +10,7 @@ from django.urls import path
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
-from controlplane.admin_site import ReadOnlyPrincipalPermissions, is_console_admin
+from controlplane.admin_site import ConsoleAdmin, is_console_admin
 from controlplane.auth import Role
 from controlplane.rpc import Error
 from namespaces.models import Namespace
@@ -48,7 +48,7 @@ class IssueApiKeyForm(forms.Form):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(ReadOnlyPrincipalPermissions, admin.ModelAdmin):
+class ApiKeyAdmin(ConsoleAdmin):
     """Keys change only through the services: issue_view and the revoke action."""
 
     list_display = [

@@ -3,22 +3,15 @@ which enforce quotas, talk to the backends, revoke agent keys and write the audi
 
 from django.contrib import admin
 
+from controlplane.admin_site import ConsoleAdmin
+
 from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(ConsoleAdmin):
     list_filter = ["namespace"]
     list_select_related = ["namespace"]
     show_full_result_count = False
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Job)

@@ -1,9 +1,16 @@
-"""Django admin for buckets and uploads, usable at a million rows: no full COUNT(*) per page."""
+"""Buckets and uploads in the operator console, usable at a million rows: no full COUNT(*) per page.
+
+Buckets are created through uploads.services.create_bucket (validated, audited); no service
+renames or moves a bucket or edits an upload, so those pages are read-only.
+"""
 
 from django.contrib import admin
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
+from controlplane.admin_site import ConsoleAdmin, ConsoleInline, through_service
+
+from . import services
 from .models import Alias, Bucket, MetaUpload, Upload
 
 COUNT_CAP = 10_000
@@ -19,26 +26,38 @@ class CappedCountPaginator(Paginator):
 
 
 @admin.register(Bucket)
-class BucketAdmin(admin.ModelAdmin):
+class BucketAdmin(ConsoleAdmin):
     list_display = ("name", "namespace", "id", "created_at")
     list_filter = ("namespace",)
     search_fields = ("name", "=id")
     list_select_related = ("namespace",)
     readonly_fields = ("id", "created_at")
+    service_writes = frozenset({"add"})
+
+    def get_fields(self, request, obj=None):
+        return ("namespace", "name", "id", "created_at") if obj is not None else ("namespace", "name")
+
+    def save_model(self, request, obj, form, change):
+        bucket = through_service(
+            services.create_bucket, actor=request.principal, namespace=obj.namespace.name, name=obj.name
+        )
+        # The admin's history entry and redirect need the saved row's identity.
+        obj.pk, obj.created_at = bucket.pk, bucket.created_at
+        obj._state.adding = False
 
 
-class AliasInline(admin.TabularInline):
+class AliasInline(ConsoleInline, admin.TabularInline):
     model = Alias
     extra = 0
 
 
-class MetaUploadInline(admin.TabularInline):
+class MetaUploadInline(ConsoleInline, admin.TabularInline):
     model = MetaUpload
     extra = 0
 
 
 @admin.register(Upload)
-class UploadAdmin(admin.ModelAdmin):
+class UploadAdmin(ConsoleAdmin):
     list_display = ("upload_id", "slug", "path", "bucket", "size_bytes", "private", "created_at")
     list_filter = ("bucket", "private", "is_virtual_file", "integration_hidden")
     list_select_related = ("bucket__namespace",)

@@ -33,8 +33,12 @@ def create_bucket(*, actor: Principal, namespace: str, name: str) -> Bucket:
         if Bucket.objects.filter(namespace=owner, name=name).exists():
             raise Error.already_exists(f"bucket {namespace}/{name} already exists")
         bucket = Bucket.objects.create(namespace=owner, name=name)
-        audit(actor=actor, action="bucket.create", target=f"{namespace}/{name}", namespace=namespace)
+        audit(actor=actor, action="bucket.create", target=_target(bucket), namespace=namespace)
     return bucket
+
+
+def _target(bucket: Bucket) -> str:
+    return f"bucket:{bucket.namespace.name}/{bucket.name}"
 
 
 @dataclass
