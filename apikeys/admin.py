@@ -72,7 +72,8 @@ class ApiKeyAdmin(ConsoleAdmin):
 
     @admin.display(description="role", ordering="role")
     def role_name(self, obj):
-        return Role(obj.role).wire_name
+        # Agent keys hold no role (only their sandbox and workspace).
+        return Role(obj.role).wire_name if obj.role is not None else "agent: own sandbox"
 
     @admin.display(description="state")
     def state(self, obj):

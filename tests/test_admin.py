@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from apikeys import tokens
 from apikeys.models import ApiKey
-from apikeys.services import issue_api_key
+from apikeys.services import issue_agent_key, issue_api_key
 from audit.models import AuditEvent
 from controlplane.admin_site import ControlPlaneAdminSite, check_registry
 from controlplane.auth import Role
@@ -331,3 +331,33 @@ def test_an_oidc_admin_sees_the_same_console_as_a_superuser(oidc_admin_client, a
     assert apps == [
         [(m["object_name"], m["perms"]) for m in app["models"]] for app in admin_client.get(index).context["app_list"]
     ]
+
+
+# ---- agent keys ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def agent_key(namespace):
+    key, _ = issue_agent_key(actor=SYSTEM, namespace="team-a", sandbox_id="sbx_1")
+    return key
+
+
+def test_key_list_and_page_show_an_agent_key(admin_client, agent_key, make_key):
+    make_key()
+    response = admin_client.get(reverse("admin:apikeys_apikey_changelist"))
+    assert response.status_code == 200
+    assert agent_key.key_id in response.content.decode()
+    assert admin_client.get(reverse("admin:apikeys_apikey_change", args=[agent_key.pk])).status_code == 200
+
+
+def test_revoke_action_revokes_an_agent_key(admin_client, agent_key):
+    response = admin_client.post(
+        reverse("admin:apikeys_apikey_changelist"),
+        {"action": "revoke_selected", "_selected_action": [str(agent_key.pk)]},
+        follow=True,  # back to the list, which shows the key and the outcome
+    )
+    assert response.status_code == 200
+    assert [str(m) for m in response.context["messages"]] == ["Revoked 1 API key(s)."]
+    agent_key.refresh_from_db()
+    assert agent_key.state() == "revoked"
+    assert AuditEvent.objects.filter(action="api_key.revoke", target=f"api_key:{agent_key.key_id}").exists()
