@@ -56,7 +56,6 @@ class ApiKeyAdmin(ConsoleAdmin):
         "name",
         "namespace",
         "role_name",
-        "kind",
         "created_at",
         "last_used_at",
         "expires_at",
@@ -73,7 +72,7 @@ class ApiKeyAdmin(ConsoleAdmin):
     @admin.display(description="role", ordering="role")
     def role_name(self, obj):
         # Agent keys hold no role (only their sandbox and workspace).
-        return Role(obj.role).wire_name if obj.role is not None else "agent: own sandbox"
+        return Role(obj.role).wire_name if obj.role is not None else "agent"
 
     @admin.display(description="state")
     def state(self, obj):

@@ -23,10 +23,14 @@ class JobAdmin(ReadOnlyAdmin):
 
 @admin.register(Sandbox)
 class SandboxAdmin(ReadOnlyAdmin):
-    list_display = ["sandbox_id", "namespace", "image", "workspace", "agent_key", "created_at", "created_by"]
+    list_display = ["sandbox_id", "namespace", "image", "workspace", "agent_key_id", "created_at"]
     list_select_related = ["namespace", "workspace", "agent_key"]
     search_fields = ["sandbox_id", "image"]
     exclude = ["app_key"]  # readable through GetAppKey by operators, not on every admin page
+
+    @admin.display(description="agent key")
+    def agent_key_id(self, obj):
+        return obj.agent_key.key_id if obj.agent_key else None
 
 
 @admin.register(Environment)

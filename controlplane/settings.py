@@ -99,6 +99,7 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+FORMAT_MODULE_PATH = ["controlplane.formats"]  # ISO dates in the console
 USE_I18N = True
 USE_TZ = True
 

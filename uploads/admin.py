@@ -14,6 +14,12 @@ from . import services
 from .models import Alias, Bucket, MetaUpload, Upload
 
 COUNT_CAP = 10_000
+AUTHOR_FIELDS = ["author_user_id", "author_username", "last_modified_by_user_id", "last_modified_by_username"]
+INTEGRATION_FIELDS = ["integration_hidden", "external_path", "is_virtual_file"]
+INTEGRATION_FIELDS += ["allow_any_extension", "default_slug_extension"]
+GENERATION_FIELDS = ["thumbnail_generation_version", "ai_description_generation_version", "ai_tags_generation_version"]
+GENERATION_FIELDS += ["virus_scan_generation_version", "ai_description_input_ref"]
+THUMBNAIL_FIELDS = ["thumbnail_content_type_urn", "thumbnail_content_type_icon_name", "thumbnail_content_type_icon_url"]
 
 
 class CappedCountPaginator(Paginator):
@@ -48,6 +54,7 @@ class BucketAdmin(ConsoleAdmin):
 
 class AliasInline(ConsoleInline, admin.TabularInline):
     model = Alias
+    verbose_name_plural = "aliases"
     extra = 0
 
 
@@ -69,6 +76,15 @@ class UploadAdmin(ConsoleAdmin):
     paginator = CappedCountPaginator
     inlines = (AliasInline, MetaUploadInline)
     date_hierarchy = None
+    # The record reads top-down as ListUploads returns it; the rarely needed parts fold away.
+    fieldsets = [
+        (None, {"fields": ["upload_id", "bucket", "path", "slug", "url", "content_url", "size_bytes", "private"]}),
+        (None, {"fields": ["tags", "metadata_kvs", "intent_metadata", "generated_description", "order", "version"]}),
+        ("Dates and authors", {"fields": ["created_at", "updated_at", *AUTHOR_FIELDS]}),
+        ("Integration", {"fields": ["integration_id", *INTEGRATION_FIELDS]}),
+        ("Generation versions", {"fields": GENERATION_FIELDS, "classes": ["collapse"]}),
+        ("Thumbnail", {"fields": THUMBNAIL_FIELDS, "classes": ["collapse"]}),
+    ]
 
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()
