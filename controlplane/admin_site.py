@@ -13,7 +13,9 @@ that service: the generic form.save()/delete() paths raise instead of writing.
 
 from django.contrib import admin
 from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.db import transaction
 
+from audit.services import record
 from controlplane.rpc import Error
 
 WRITES = frozenset({"add", "change", "delete"})
@@ -33,6 +35,16 @@ class ControlPlaneAdminSite(admin.AdminSite):
 
     def has_permission(self, request):
         return is_console_admin(request)
+
+    def password_change(self, request, extra_context=None):
+        # The one console write that is not a model's: the break-glass account's own password.
+        # Audited with the change, in one transaction.
+        with transaction.atomic():
+            response = super().password_change(request, extra_context)
+            if request.method == "POST" and response.status_code == 302:
+                user = f"user:{request.user.get_username()}"
+                record(actor=request.principal, action="user.password_change", target=user)
+        return response
 
 
 class PrincipalPermissions:

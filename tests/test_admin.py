@@ -361,3 +361,13 @@ def test_revoke_action_revokes_an_agent_key(admin_client, agent_key):
     agent_key.refresh_from_db()
     assert agent_key.state() == "revoked"
     assert AuditEvent.objects.filter(action="api_key.revoke", target=f"api_key:{agent_key.key_id}").exists()
+
+
+def test_the_console_password_change_is_audited(client, admin_user):
+    client.force_login(admin_user)
+    data = {"old_password": "password", "new_password1": "a-new-Passw0rd-x", "new_password2": "a-new-Passw0rd-x"}
+    response = client.post(reverse("admin:password_change"), data)
+    assert response.status_code == 302
+    event = AuditEvent.objects.get(action="user.password_change")
+    assert (event.actor, event.target) == ("user:admin", "user:admin")
+    assert "a-new-Passw0rd-x" not in str(event.changes)
