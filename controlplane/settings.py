@@ -192,6 +192,7 @@ AXES_COOLOFF_TIME = env.int("CONSOLE_LOGIN_COOLOFF_MINUTES", default=15) / 60  #
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLE_ADMIN = False  # its pages would write without a service; use the axes_* commands
 AXES_DISABLE_ACCESS_LOG = True  # keep failures only
+AXES_VERBOSE = False  # no start-up banner on every manage.py command
 AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 
 # API keys: last-used is written at most this often per key.
