@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "apikeys",
     "containers",
     "uploads",
+    "axes",  # throttles /admin/login/ failures (README "Console login throttle")
 ]
 
 MIDDLEWARE = [
@@ -48,6 +49,7 @@ MIDDLEWARE = [
     "controlplane.auth.middleware.PrincipalMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into its 429 page
 ]
 
 ROOT_URLCONF = "controlplane.urls"
@@ -97,6 +99,7 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+FORMAT_MODULE_PATH = ["controlplane.formats"]  # ISO dates in the console
 USE_I18N = True
 USE_TZ = True
 
@@ -194,9 +197,23 @@ OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_callback"
 OIDC_STORE_ACCESS_TOKEN = False
 OIDC_STORE_ID_TOKEN = False
 AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out login before any hashing
     "django.contrib.auth.backends.ModelBackend",  # the break-glass superuser's password
     "controlplane.auth.backends.OidcBackend",  # only ever from /auth/callback
 ]
+
+# Console login throttle (django-axes): after CONSOLE_LOGIN_FAILURE_LIMIT failed passwords
+# for one account, or from one client address, that account or address is refused for
+# CONSOLE_LOGIN_COOLOFF_MINUTES. Unlock early: manage.py axes_reset_username <name>.
+AXES_ONLY_ADMIN_SITE = True  # OIDC sign-in and the API have their own defences
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = env.int("CONSOLE_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.int("CONSOLE_LOGIN_COOLOFF_MINUTES", default=15) / 60  # hours
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLE_ADMIN = False  # its pages would write without a service; use the axes_* commands
+AXES_DISABLE_ACCESS_LOG = True  # keep failures only
+AXES_VERBOSE = False  # no start-up banner on every manage.py command
+AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 
 # API keys: last-used is written at most this often per key.
 API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)
