@@ -16,9 +16,7 @@ def principal_to_proto(principal: Principal) -> pb.WhoAmIResponse:
         name=principal.display_name,
         kind=principal.kind.value,
         admin=principal.admin,
-        namespaces=[
-            pb.NamespaceRole(namespace=name, role=int(role)) for name, role in sorted(principal.roles.items())
-        ],
+        namespaces=[pb.NamespaceRole(namespace=name, role=int(role)) for name, role in sorted(principal.roles.items())],
         scopes=sorted(principal.scopes),
         key_id=(principal.key_id or "") if is_key else "",
         workspace_scope=principal.workspace_scope or "",

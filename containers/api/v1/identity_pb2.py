@@ -25,13 +25,15 @@ _sym_db = _symbol_database.Default()
 from containers.api.v1 import namespace_pb2 as containers_dot_api_dot_v1_dot_namespace__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n containers/api/v1/identity.proto\x12\x11\x63ontainers.api.v1\x1a!containers/api/v1/namespace.proto\"\x0f\n\rWhoAmIRequest\"I\n\rNamespaceRole\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12%\n\x04role\x18\x02 \x01(\x0e\x32\x17.containers.api.v1.Role\"\xbb\x01\n\x0eWhoAmIResponse\x12\x0f\n\x07subject\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\r\n\x05\x61\x64min\x18\x04 \x01(\x08\x12\x34\n\nnamespaces\x18\x05 \x03(\x0b\x32 .containers.api.v1.NamespaceRole\x12\x0e\n\x06scopes\x18\x06 \x03(\t\x12\x0e\n\x06key_id\x18\x07 \x01(\t\x12\x17\n\x0fworkspace_scope\x18\x08 \x01(\t2`\n\x0fIdentityService\x12M\n\x06WhoAmI\x12 .containers.api.v1.WhoAmIRequest\x1a!.containers.api.v1.WhoAmIResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n containers/api/v1/identity.proto\x12\x11\x63ontainers.api.v1\x1a!containers/api/v1/namespace.proto\"\x0f\n\rWhoAmIRequest\"I\n\rNamespaceRole\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12%\n\x04role\x18\x02 \x01(\x0e\x32\x17.containers.api.v1.Role\"\xbb\x01\n\x0eWhoAmIResponse\x12\x0f\n\x07subject\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\r\n\x05\x61\x64min\x18\x04 \x01(\x08\x12\x34\n\nnamespaces\x18\x05 \x03(\x0b\x32 .containers.api.v1.NamespaceRole\x12\x0e\n\x06scopes\x18\x06 \x03(\t\x12\x0e\n\x06key_id\x18\x07 \x01(\t\x12\x17\n\x0fworkspace_scope\x18\x08 \x01(\t2e\n\x0fIdentityService\x12R\n\x06WhoAmI\x12 .containers.api.v1.WhoAmIRequest\x1a!.containers.api.v1.WhoAmIResponse\"\x03\x90\x02\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'containers.api.v1.identity_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_IDENTITYSERVICE'].methods_by_name['WhoAmI']._loaded_options = None
+  _globals['_IDENTITYSERVICE'].methods_by_name['WhoAmI']._serialized_options = b'\220\002\001'
   _globals['_WHOAMIREQUEST']._serialized_start=90
   _globals['_WHOAMIREQUEST']._serialized_end=105
   _globals['_NAMESPACEROLE']._serialized_start=107
@@ -39,5 +41,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WHOAMIRESPONSE']._serialized_start=183
   _globals['_WHOAMIRESPONSE']._serialized_end=370
   _globals['_IDENTITYSERVICE']._serialized_start=372
-  _globals['_IDENTITYSERVICE']._serialized_end=468
+  _globals['_IDENTITYSERVICE']._serialized_end=473
 # @@protoc_insertion_point(module_scope)
