@@ -53,6 +53,8 @@ def as_dict(message: Message) -> dict:
 def _cell(value) -> str:
     if isinstance(value, list):
         return ",".join(_cell(v) for v in value)
+    if isinstance(value, dict) and "oidcGroup" in value:  # a group binding
+        return f"{value['oidcGroup']}={value.get('role', '').removeprefix('ROLE_')}"
     if isinstance(value, dict):
         return ",".join(f"{k}={_cell(v)}" for k, v in value.items())
     if isinstance(value, bool):
