@@ -80,6 +80,7 @@ def test_sandboxes_workspaces_environments(cpctl):
     assert [s["sandboxId"] for s in lines(cpctl("sandboxes", "ls", "--json"))] == [sandbox["sandboxId"]]
     assert "python:3.12" in cpctl("sandboxes", "get", sandbox["sandboxId"]).stdout
     assert cpctl("sandboxes", "preview-url", sandbox["sandboxId"]).stdout.startswith("https://sbx-")
+    assert json.loads(cpctl("sandboxes", "app-key", sandbox["sandboxId"], "--json").stdout)["value"]
     assert cpctl("sandboxes", "delete", sandbox["sandboxId"]).stdout == ""
     assert cpctl("workspaces", "delete", workspace["workspaceId"]).stdout == ""
     missing = cpctl("workspaces", "get", workspace["workspaceId"], expect=6)

@@ -234,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
         "get": (_id, lambda c, a: c.sandboxes.get(a.id)),
         "delete": (_id, lambda c, a: c.sandboxes.delete(a.id)),
         "preview-url": (_id, lambda c, a: c.sandboxes.preview_url(a.id)),
+        "app-key": (_id, lambda c, a: c.sandboxes.app_key(a.id)),
     })  # fmt: skip
 
     _resource_commands(sub, "workspaces", WORKSPACE, {

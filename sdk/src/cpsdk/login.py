@@ -216,15 +216,18 @@ def bearer() -> tuple[str, dict]:
     if record["expires_at"] - EXPIRY_MARGIN <= time.time():
         if not record.get("refresh_token"):
             raise LoginError("the stored sign-in has expired and cannot be refreshed: run `cpctl login`")
-        tokens = _post_form(
-            record["token_endpoint"],
-            {
-                "grant_type": "refresh_token",
-                "refresh_token": record["refresh_token"],
-                "client_id": record["client_id"],
-                "resource": record.get("resource", ""),
-            },
-        )
+        try:
+            tokens = _post_form(
+                record["token_endpoint"],
+                {
+                    "grant_type": "refresh_token",
+                    "refresh_token": record["refresh_token"],
+                    "client_id": record["client_id"],
+                    "resource": record.get("resource", ""),
+                },
+            )
+        except LoginError as exc:
+            raise LoginError(f"cannot refresh the stored sign-in ({exc}): run `cpctl login`") from None
         record.update(_token_fields(tokens, previous=record))
         save_token(record)
     token = record["access_token"]
