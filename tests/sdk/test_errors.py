@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import threading
 import uuid
@@ -124,10 +125,21 @@ def test_retries_only_safe_calls_and_sends_the_timeout(unavailable_server):
         client.whoami()  # declared NO_SIDE_EFFECTS in identity.proto
     assert len(seen) == 3
 
-    seen.clear()
-    with pytest.raises(errors.Unavailable):
-        client.jobs.run("busybox:1.36", command=["true"])  # a side effect: never repeated
-    assert len(seen) == 1
+    # Side effects: sent once, unless the request carries an AIP-155 request_id (added to
+    # creating methods separately): then every attempt repeats the same id.
+    for call, request_class in (
+        (lambda: client.jobs.run("busybox:1.36", command=["true"]), job_pb2.RunJobRequest),
+        (lambda: client.jobs.cancel("job_1"), job_pb2.CancelJobRequest),
+    ):
+        seen.clear()
+        with pytest.raises(errors.Unavailable):
+            call()
+        if "request_id" not in request_class.DESCRIPTOR.fields_by_name:
+            assert len(seen) == 1, request_class
+            continue
+        assert len(seen) == 3, request_class
+        sent = [request_class.FromString(gzip.decompress(body)) for _, _, body in seen]
+        assert len({r.request_id for r in sent}) == 1 and uuid.UUID(sent[0].request_id)
 
 
 def test_request_id_makes_a_creating_call_retryable():
