@@ -200,7 +200,14 @@ def _none(parser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cpctl", description="Container platform control plane CLI")
+    codes = ", ".join(
+        f"{n} {' / '.join(c for c, v in EXIT_CODES.items() if v == n)}" for n in sorted(set(EXIT_CODES.values()))
+    )
+    parser = argparse.ArgumentParser(
+        prog="cpctl",
+        description="Container platform control plane CLI. The options below may also follow the command.",
+        epilog=f"exit codes: 0 ok, 1 other error, {USAGE} usage, {codes}",
+    )
     parser.add_argument("--base-url", default=None, help="API address (default: CP_BASE_URL)")
     parser.add_argument("--api-key", default=None, help="cpk_ key or bearer token (default: CP_API_KEY, else login)")
     parser.add_argument("--namespace", default=None, help="namespace to act in (default: the credential's only one)")
