@@ -130,6 +130,7 @@ RPC_MAX_REQUEST_BYTES = env.int("RPC_MAX_REQUEST_BYTES", default=4 * 1024 * 1024
 RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.
 RPC_SERVICES = [
+    "controlplane.auth.rpc.IdentityService",
     "namespaces.rpc.NamespaceService",
     "containers.rpc.jobs.JobService",
     "containers.rpc.sandboxes.SandboxService",

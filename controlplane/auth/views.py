@@ -28,6 +28,7 @@ from controlplane.rpc.codes import Code
 
 from . import oidc
 from .authenticators import SessionAuthenticator
+from .identity import principal_to_json
 
 logger = logging.getLogger("controlplane.auth")
 
@@ -163,18 +164,7 @@ def me(request):
         response = error_response(Error.unauthenticated(principal.failure or "a credential is required"))
         response["WWW-Authenticate"] = 'Bearer realm="controlplane"'
     else:
-        response = JsonResponse(
-            {
-                "subject": principal.subject or principal.key_id or "",
-                "name": principal.display_name,
-                "kind": principal.kind.value,
-                "admin": principal.admin,
-                "namespaces": [
-                    {"namespace": name, "role": role.wire_name} for name, role in sorted(principal.roles.items())
-                ],
-                "scopes": sorted(principal.scopes),
-            }
-        )
+        response = JsonResponse(principal_to_json(principal))
         add_never_cache_headers(response)
     patch_vary_headers(response, ("Cookie", "Authorization"))
     return response

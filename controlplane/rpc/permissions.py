@@ -24,6 +24,18 @@ class Permission:
         raise NotImplementedError
 
 
+class Authenticated(Permission):
+    """Any authenticated principal: keys, agent keys, bearer JWTs and sessions alike.
+
+    The dispatcher refuses anonymous callers before any permission runs; this is the
+    explicit declaration that nothing more is required (e.g. WhoAmI).
+    """
+
+    def check(self, principal, request):
+        if not principal.is_authenticated:
+            raise Error.unauthenticated(principal.failure or "a credential is required")
+
+
 class AdminOnly(Permission):
     def check(self, principal, request):
         if not principal.admin:
