@@ -36,14 +36,15 @@ def generate(out: Path) -> None:
              f"--connectrpc_out={raw}", "--connectrpc_opt=protobuf=google", *protos],
             cwd=ROOT, check=True, env={**os.environ, "PATH": venv_bin + os.pathsep + os.environ.get("PATH", "")},
         )  # fmt: skip
-        imports = re.compile(rf"^(from|import) ({'|'.join(map(re.escape, roots))})\.", re.MULTILINE)
+        # `from containers.api.v1 import x` and `from controlplane import limits_pb2` alike.
+        imports = re.compile(rf"^(from|import) ({'|'.join(map(re.escape, roots))})\b", re.MULTILINE)
         builder = re.compile(rf"(BuildTopDescriptorsAndMessages\(DESCRIPTOR, ')({'|'.join(roots)})\.")
         if out.exists():
             shutil.rmtree(out)
         for source in sorted(Path(raw).rglob("*.py*")):
             target = out / source.relative_to(raw)
             target.parent.mkdir(parents=True, exist_ok=True)
-            text = imports.sub(rf"\1 {PACKAGE}.\2.", source.read_text())
+            text = imports.sub(rf"\1 {PACKAGE}.\2", source.read_text())
             target.write_text(builder.sub(rf"\g<1>{PACKAGE}.\2.", text))
     for directory in [out, *(p for p in out.rglob("*") if p.is_dir())]:
         (directory / "__init__.py").write_text("")
