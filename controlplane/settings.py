@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "apikeys",
     "containers",
     "uploads",
+    "idempotency",
 ]
 
 MIDDLEWARE = [

@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 
 from controlplane.rpc import Error
+from idempotency.services import idempotent
 from namespaces.models import Namespace
 from namespaces.services import json_name, lock_namespace
 
-__all__ = ["enforce_quota", "lock_namespace", "validate_image"]
+from .. import selectors
+
+__all__ = ["enforce_quota", "idempotent_create", "lock_namespace", "validate_image"]
 
 # [registry[:port]/]path[:tag][@sha256:digest], the OCI reference grammar without its rarer corners.
 _IMAGE_RE = re.compile(
@@ -25,6 +28,16 @@ def validate_image(image: str, field: str = "image") -> str:
     if len(image) > MAX_IMAGE_LENGTH or not _IMAGE_RE.match(image):
         raise Error.invalid_argument(field, "must be an image reference such as python:3.12 or ghcr.io/acme/app:1.0")
     return image
+
+
+def idempotent_create(method: str, model):
+    """@idempotent for a create of `model`: a retry gets the resource by its public id."""
+    field = selectors.PUBLIC_IDS[model].field
+    return idempotent(
+        method,
+        reference=lambda resource: getattr(resource, field),
+        replay=lambda public_id: selectors.get(model, public_id),
+    )
 
 
 def enforce_quota(namespace: Namespace, quota: str, current: int) -> None:

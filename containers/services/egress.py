@@ -23,7 +23,7 @@ from namespaces.models import DNS_LABEL, InternalTarget
 from .. import selectors
 from ..ids import new_id
 from ..models import EgressEvent, EgressGrant, Sandbox
-from .common import enforce_quota, lock_namespace
+from .common import enforce_quota, idempotent_create, lock_namespace
 
 _LABEL_RE = re.compile(DNS_LABEL)
 _HOST_RE = re.compile(r"^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$")
@@ -65,6 +65,7 @@ def _is_ip(text: str) -> bool:
 
 
 @transaction.atomic
+@idempotent_create("GrantEgress", EgressGrant)
 def grant_egress(*, actor: Principal, namespace: str, target: str) -> EgressGrant:
     kind, target = parse_target(target)
     ns = lock_namespace(namespace)

@@ -10,10 +10,11 @@ from namespaces.services import validate_namespace_name
 from .. import backends, selectors
 from ..ids import new_id
 from ..models import Environment
-from .common import enforce_quota, lock_namespace, validate_image
+from .common import enforce_quota, idempotent_create, lock_namespace, validate_image
 
 
 @transaction.atomic
+@idempotent_create("RegisterEnvironment", Environment)
 def register_environment(*, actor: Principal, namespace: str, name: str, image: str) -> Environment:
     validate_namespace_name(name, "name")
     image = validate_image(image)

@@ -12,7 +12,7 @@ from controlplane.rpc import Error
 from .. import backends, selectors
 from ..ids import new_id
 from ..models import Job
-from .common import enforce_quota, lock_namespace, validate_image
+from .common import enforce_quota, idempotent_create, lock_namespace, validate_image
 
 MAX_ARGS = 256
 MAX_ARG_LENGTH = 4096
@@ -44,6 +44,7 @@ def validate_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 @transaction.atomic
+@idempotent_create("RunJob", Job)
 def run_job(
     *, actor: Principal, namespace: str, image: str, command: Sequence[str] = (), env: Mapping[str, str] | None = None
 ) -> Job:

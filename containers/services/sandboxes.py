@@ -10,10 +10,11 @@ from controlplane.rpc import Error
 from .. import backends, selectors
 from ..ids import new_id, new_secret
 from ..models import Sandbox, Workspace
-from .common import enforce_quota, lock_namespace, validate_image
+from .common import enforce_quota, idempotent_create, lock_namespace, validate_image
 
 
 @transaction.atomic
+@idempotent_create("CreateSandbox", Sandbox)
 def create_sandbox(*, actor: Principal, namespace: str, image: str, workspace_id: str = "") -> Sandbox:
     """Records the sandbox, issues its agent key and hands both to the sandbox backend.
 

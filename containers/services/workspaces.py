@@ -10,10 +10,11 @@ from namespaces.services import validate_namespace_name
 from .. import selectors
 from ..ids import new_id
 from ..models import Sandbox, Workspace
-from .common import enforce_quota, lock_namespace
+from .common import enforce_quota, idempotent_create, lock_namespace
 
 
 @transaction.atomic
+@idempotent_create("CreateWorkspace", Workspace)
 def create_workspace(*, actor: Principal, namespace: str, name: str) -> Workspace:
     validate_namespace_name(name, "name")
     ns = lock_namespace(namespace)

@@ -25,33 +25,33 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#containers/api/v1/environment.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n\x0b\x45nvironment\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05image\x18\x04 \x01(\t\x12\x32\n\x05state\x18\x05 \x01(\x0e\x32#.containers.api.v1.EnvironmentState\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x08 \x01(\t\"L\n\x1aRegisterEnvironmentRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\"R\n\x1bRegisterEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"/\n\x15GetEnvironmentRequest\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\"M\n\x16GetEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"S\n\x17ListEnvironmentsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"i\n\x18ListEnvironmentsResponse\x12\x34\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.Environment\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"1\n\x17\x42uildEnvironmentRequest\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\"O\n\x18\x42uildEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment*\xb2\x01\n\x10\x45nvironmentState\x12!\n\x1d\x45NVIRONMENT_STATE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45NVIRONMENT_STATE_REGISTERED\x10\x01\x12\x1e\n\x1a\x45NVIRONMENT_STATE_BUILDING\x10\x02\x12\x1b\n\x17\x45NVIRONMENT_STATE_READY\x10\x03\x12\x1c\n\x18\x45NVIRONMENT_STATE_FAILED\x10\x04\x32\xcb\x03\n\x12\x45nvironmentService\x12t\n\x13RegisterEnvironment\x12-.containers.api.v1.RegisterEnvironmentRequest\x1a..containers.api.v1.RegisterEnvironmentResponse\x12\x65\n\x0eGetEnvironment\x12(.containers.api.v1.GetEnvironmentRequest\x1a).containers.api.v1.GetEnvironmentResponse\x12k\n\x10ListEnvironments\x12*.containers.api.v1.ListEnvironmentsRequest\x1a+.containers.api.v1.ListEnvironmentsResponse\x12k\n\x10\x42uildEnvironment\x12*.containers.api.v1.BuildEnvironmentRequest\x1a+.containers.api.v1.BuildEnvironmentResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#containers/api/v1/environment.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n\x0b\x45nvironment\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05image\x18\x04 \x01(\t\x12\x32\n\x05state\x18\x05 \x01(\x0e\x32#.containers.api.v1.EnvironmentState\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x08 \x01(\t\"`\n\x1aRegisterEnvironmentRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"R\n\x1bRegisterEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"/\n\x15GetEnvironmentRequest\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\"M\n\x16GetEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"S\n\x17ListEnvironmentsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"i\n\x18ListEnvironmentsResponse\x12\x34\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.Environment\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"1\n\x17\x42uildEnvironmentRequest\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\"O\n\x18\x42uildEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment*\xb2\x01\n\x10\x45nvironmentState\x12!\n\x1d\x45NVIRONMENT_STATE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45NVIRONMENT_STATE_REGISTERED\x10\x01\x12\x1e\n\x1a\x45NVIRONMENT_STATE_BUILDING\x10\x02\x12\x1b\n\x17\x45NVIRONMENT_STATE_READY\x10\x03\x12\x1c\n\x18\x45NVIRONMENT_STATE_FAILED\x10\x04\x32\xcb\x03\n\x12\x45nvironmentService\x12t\n\x13RegisterEnvironment\x12-.containers.api.v1.RegisterEnvironmentRequest\x1a..containers.api.v1.RegisterEnvironmentResponse\x12\x65\n\x0eGetEnvironment\x12(.containers.api.v1.GetEnvironmentRequest\x1a).containers.api.v1.GetEnvironmentResponse\x12k\n\x10ListEnvironments\x12*.containers.api.v1.ListEnvironmentsRequest\x1a+.containers.api.v1.ListEnvironmentsResponse\x12k\n\x10\x42uildEnvironment\x12*.containers.api.v1.BuildEnvironmentRequest\x1a+.containers.api.v1.BuildEnvironmentResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'containers.api.v1.environment_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ENVIRONMENTSTATE']._serialized_start=964
-  _globals['_ENVIRONMENTSTATE']._serialized_end=1142
+  _globals['_ENVIRONMENTSTATE']._serialized_start=984
+  _globals['_ENVIRONMENTSTATE']._serialized_end=1162
   _globals['_ENVIRONMENT']._serialized_start=92
   _globals['_ENVIRONMENT']._serialized_end=347
   _globals['_REGISTERENVIRONMENTREQUEST']._serialized_start=349
-  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_end=425
-  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_start=427
-  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_end=509
-  _globals['_GETENVIRONMENTREQUEST']._serialized_start=511
-  _globals['_GETENVIRONMENTREQUEST']._serialized_end=558
-  _globals['_GETENVIRONMENTRESPONSE']._serialized_start=560
-  _globals['_GETENVIRONMENTRESPONSE']._serialized_end=637
-  _globals['_LISTENVIRONMENTSREQUEST']._serialized_start=639
-  _globals['_LISTENVIRONMENTSREQUEST']._serialized_end=722
-  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_start=724
-  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_end=829
-  _globals['_BUILDENVIRONMENTREQUEST']._serialized_start=831
-  _globals['_BUILDENVIRONMENTREQUEST']._serialized_end=880
-  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_start=882
-  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_end=961
-  _globals['_ENVIRONMENTSERVICE']._serialized_start=1145
-  _globals['_ENVIRONMENTSERVICE']._serialized_end=1604
+  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_end=445
+  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_start=447
+  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_end=529
+  _globals['_GETENVIRONMENTREQUEST']._serialized_start=531
+  _globals['_GETENVIRONMENTREQUEST']._serialized_end=578
+  _globals['_GETENVIRONMENTRESPONSE']._serialized_start=580
+  _globals['_GETENVIRONMENTRESPONSE']._serialized_end=657
+  _globals['_LISTENVIRONMENTSREQUEST']._serialized_start=659
+  _globals['_LISTENVIRONMENTSREQUEST']._serialized_end=742
+  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_start=744
+  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_end=849
+  _globals['_BUILDENVIRONMENTREQUEST']._serialized_start=851
+  _globals['_BUILDENVIRONMENTREQUEST']._serialized_end=900
+  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_start=902
+  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_end=981
+  _globals['_ENVIRONMENTSERVICE']._serialized_start=1165
+  _globals['_ENVIRONMENTSERVICE']._serialized_end=1624
 # @@protoc_insertion_point(module_scope)

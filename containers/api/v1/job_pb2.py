@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63ontainers/api/v1/job.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x02\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x04 \x03(\t\x12,\n\x03\x65nv\x18\x05 \x03(\x0b\x32\x1f.containers.api.v1.Job.EnvEntry\x12*\n\x05state\x18\x06 \x01(\x0e\x32\x1b.containers.api.v1.JobState\x12/\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\t \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa6\x01\n\rRunJobRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\r\n\x05image\x18\x02 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x03 \x03(\t\x12\x36\n\x03\x65nv\x18\x04 \x03(\x0b\x32).containers.api.v1.RunJobRequest.EnvEntry\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x0eRunJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"5\n\x0eGetJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"K\n\x0fListJobsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"Q\n\x10ListJobsResponse\x12$\n\x04jobs\x18\x01 \x03(\x0b\x32\x16.containers.api.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"8\n\x11\x43\x61ncelJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job*\x9a\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x05\x32\xd7\x02\n\nJobService\x12M\n\x06RunJob\x12 .containers.api.v1.RunJobRequest\x1a!.containers.api.v1.RunJobResponse\x12M\n\x06GetJob\x12 .containers.api.v1.GetJobRequest\x1a!.containers.api.v1.GetJobResponse\x12S\n\x08ListJobs\x12\".containers.api.v1.ListJobsRequest\x1a#.containers.api.v1.ListJobsResponse\x12V\n\tCancelJob\x12#.containers.api.v1.CancelJobRequest\x1a$.containers.api.v1.CancelJobResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63ontainers/api/v1/job.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x02\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x04 \x03(\t\x12,\n\x03\x65nv\x18\x05 \x03(\x0b\x32\x1f.containers.api.v1.Job.EnvEntry\x12*\n\x05state\x18\x06 \x01(\x0e\x32\x1b.containers.api.v1.JobState\x12/\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\t \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xba\x01\n\rRunJobRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\r\n\x05image\x18\x02 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x03 \x03(\t\x12\x36\n\x03\x65nv\x18\x04 \x03(\x0b\x32).containers.api.v1.RunJobRequest.EnvEntry\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x0eRunJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"5\n\x0eGetJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"K\n\x0fListJobsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"Q\n\x10ListJobsResponse\x12$\n\x04jobs\x18\x01 \x03(\x0b\x32\x16.containers.api.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"8\n\x11\x43\x61ncelJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job*\x9a\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x05\x32\xd7\x02\n\nJobService\x12M\n\x06RunJob\x12 .containers.api.v1.RunJobRequest\x1a!.containers.api.v1.RunJobResponse\x12M\n\x06GetJob\x12 .containers.api.v1.GetJobRequest\x1a!.containers.api.v1.GetJobResponse\x12S\n\x08ListJobs\x12\".containers.api.v1.ListJobsRequest\x1a#.containers.api.v1.ListJobsResponse\x12V\n\tCancelJob\x12#.containers.api.v1.CancelJobRequest\x1a$.containers.api.v1.CancelJobResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,30 +36,30 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_JOB_ENVENTRY']._serialized_options = b'8\001'
   _globals['_RUNJOBREQUEST_ENVENTRY']._loaded_options = None
   _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_options = b'8\001'
-  _globals['_JOBSTATE']._serialized_start=977
-  _globals['_JOBSTATE']._serialized_end=1131
+  _globals['_JOBSTATE']._serialized_start=997
+  _globals['_JOBSTATE']._serialized_end=1151
   _globals['_JOB']._serialized_start=84
   _globals['_JOB']._serialized_end=408
   _globals['_JOB_ENVENTRY']._serialized_start=366
   _globals['_JOB_ENVENTRY']._serialized_end=408
   _globals['_RUNJOBREQUEST']._serialized_start=411
-  _globals['_RUNJOBREQUEST']._serialized_end=577
+  _globals['_RUNJOBREQUEST']._serialized_end=597
   _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_start=366
   _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_end=408
-  _globals['_RUNJOBRESPONSE']._serialized_start=579
-  _globals['_RUNJOBRESPONSE']._serialized_end=632
-  _globals['_GETJOBREQUEST']._serialized_start=634
-  _globals['_GETJOBREQUEST']._serialized_end=665
-  _globals['_GETJOBRESPONSE']._serialized_start=667
-  _globals['_GETJOBRESPONSE']._serialized_end=720
-  _globals['_LISTJOBSREQUEST']._serialized_start=722
-  _globals['_LISTJOBSREQUEST']._serialized_end=797
-  _globals['_LISTJOBSRESPONSE']._serialized_start=799
-  _globals['_LISTJOBSRESPONSE']._serialized_end=880
-  _globals['_CANCELJOBREQUEST']._serialized_start=882
-  _globals['_CANCELJOBREQUEST']._serialized_end=916
-  _globals['_CANCELJOBRESPONSE']._serialized_start=918
-  _globals['_CANCELJOBRESPONSE']._serialized_end=974
-  _globals['_JOBSERVICE']._serialized_start=1134
-  _globals['_JOBSERVICE']._serialized_end=1477
+  _globals['_RUNJOBRESPONSE']._serialized_start=599
+  _globals['_RUNJOBRESPONSE']._serialized_end=652
+  _globals['_GETJOBREQUEST']._serialized_start=654
+  _globals['_GETJOBREQUEST']._serialized_end=685
+  _globals['_GETJOBRESPONSE']._serialized_start=687
+  _globals['_GETJOBRESPONSE']._serialized_end=740
+  _globals['_LISTJOBSREQUEST']._serialized_start=742
+  _globals['_LISTJOBSREQUEST']._serialized_end=817
+  _globals['_LISTJOBSRESPONSE']._serialized_start=819
+  _globals['_LISTJOBSRESPONSE']._serialized_end=900
+  _globals['_CANCELJOBREQUEST']._serialized_start=902
+  _globals['_CANCELJOBREQUEST']._serialized_end=936
+  _globals['_CANCELJOBRESPONSE']._serialized_start=938
+  _globals['_CANCELJOBRESPONSE']._serialized_end=994
+  _globals['_JOBSERVICE']._serialized_start=1154
+  _globals['_JOBSERVICE']._serialized_end=1497
 # @@protoc_insertion_point(module_scope)

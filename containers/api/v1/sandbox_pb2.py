@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63ontainers/api/v1/sandbox.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb0\x01\n\x07Sandbox\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x14\n\x0c\x61gent_key_id\x18\x05 \x01(\t\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x07 \x01(\t\"N\n\x14\x43reateSandboxRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\r\n\x05image\x18\x02 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x03 \x01(\t\"D\n\x15\x43reateSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"\'\n\x11GetSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"A\n\x12GetSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"P\n\x14ListSandboxesRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"_\n\x15ListSandboxesResponse\x12-\n\tsandboxes\x18\x01 \x03(\x0b\x32\x1a.containers.api.v1.Sandbox\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"*\n\x14\x44\x65leteSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"\x17\n\x15\x44\x65leteSandboxResponse\"*\n\x14GetPreviewUrlRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"$\n\x15GetPreviewUrlResponse\x12\x0b\n\x03url\x18\x01 \x01(\t\"&\n\x10GetAppKeyRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"$\n\x11GetAppKeyResponse\x12\x0f\n\x07\x61pp_key\x18\x01 \x01(\t2\xd3\x04\n\x0eSandboxService\x12\x62\n\rCreateSandbox\x12\'.containers.api.v1.CreateSandboxRequest\x1a(.containers.api.v1.CreateSandboxResponse\x12Y\n\nGetSandbox\x12$.containers.api.v1.GetSandboxRequest\x1a%.containers.api.v1.GetSandboxResponse\x12\x62\n\rListSandboxes\x12\'.containers.api.v1.ListSandboxesRequest\x1a(.containers.api.v1.ListSandboxesResponse\x12\x62\n\rDeleteSandbox\x12\'.containers.api.v1.DeleteSandboxRequest\x1a(.containers.api.v1.DeleteSandboxResponse\x12\x62\n\rGetPreviewUrl\x12\'.containers.api.v1.GetPreviewUrlRequest\x1a(.containers.api.v1.GetPreviewUrlResponse\x12V\n\tGetAppKey\x12#.containers.api.v1.GetAppKeyRequest\x1a$.containers.api.v1.GetAppKeyResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63ontainers/api/v1/sandbox.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb0\x01\n\x07Sandbox\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x14\n\x0c\x61gent_key_id\x18\x05 \x01(\t\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x07 \x01(\t\"b\n\x14\x43reateSandboxRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\r\n\x05image\x18\x02 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"D\n\x15\x43reateSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"\'\n\x11GetSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"A\n\x12GetSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"P\n\x14ListSandboxesRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"_\n\x15ListSandboxesResponse\x12-\n\tsandboxes\x18\x01 \x03(\x0b\x32\x1a.containers.api.v1.Sandbox\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"*\n\x14\x44\x65leteSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"\x17\n\x15\x44\x65leteSandboxResponse\"*\n\x14GetPreviewUrlRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"$\n\x15GetPreviewUrlResponse\x12\x0b\n\x03url\x18\x01 \x01(\t\"&\n\x10GetAppKeyRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"$\n\x11GetAppKeyResponse\x12\x0f\n\x07\x61pp_key\x18\x01 \x01(\t2\xd3\x04\n\x0eSandboxService\x12\x62\n\rCreateSandbox\x12\'.containers.api.v1.CreateSandboxRequest\x1a(.containers.api.v1.CreateSandboxResponse\x12Y\n\nGetSandbox\x12$.containers.api.v1.GetSandboxRequest\x1a%.containers.api.v1.GetSandboxResponse\x12\x62\n\rListSandboxes\x12\'.containers.api.v1.ListSandboxesRequest\x1a(.containers.api.v1.ListSandboxesResponse\x12\x62\n\rDeleteSandbox\x12\'.containers.api.v1.DeleteSandboxRequest\x1a(.containers.api.v1.DeleteSandboxResponse\x12\x62\n\rGetPreviewUrl\x12\'.containers.api.v1.GetPreviewUrlRequest\x1a(.containers.api.v1.GetPreviewUrlResponse\x12V\n\tGetAppKey\x12#.containers.api.v1.GetAppKeyRequest\x1a$.containers.api.v1.GetAppKeyResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,29 +35,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SANDBOX']._serialized_start=88
   _globals['_SANDBOX']._serialized_end=264
   _globals['_CREATESANDBOXREQUEST']._serialized_start=266
-  _globals['_CREATESANDBOXREQUEST']._serialized_end=344
-  _globals['_CREATESANDBOXRESPONSE']._serialized_start=346
-  _globals['_CREATESANDBOXRESPONSE']._serialized_end=414
-  _globals['_GETSANDBOXREQUEST']._serialized_start=416
-  _globals['_GETSANDBOXREQUEST']._serialized_end=455
-  _globals['_GETSANDBOXRESPONSE']._serialized_start=457
-  _globals['_GETSANDBOXRESPONSE']._serialized_end=522
-  _globals['_LISTSANDBOXESREQUEST']._serialized_start=524
-  _globals['_LISTSANDBOXESREQUEST']._serialized_end=604
-  _globals['_LISTSANDBOXESRESPONSE']._serialized_start=606
-  _globals['_LISTSANDBOXESRESPONSE']._serialized_end=701
-  _globals['_DELETESANDBOXREQUEST']._serialized_start=703
-  _globals['_DELETESANDBOXREQUEST']._serialized_end=745
-  _globals['_DELETESANDBOXRESPONSE']._serialized_start=747
-  _globals['_DELETESANDBOXRESPONSE']._serialized_end=770
-  _globals['_GETPREVIEWURLREQUEST']._serialized_start=772
-  _globals['_GETPREVIEWURLREQUEST']._serialized_end=814
-  _globals['_GETPREVIEWURLRESPONSE']._serialized_start=816
-  _globals['_GETPREVIEWURLRESPONSE']._serialized_end=852
-  _globals['_GETAPPKEYREQUEST']._serialized_start=854
-  _globals['_GETAPPKEYREQUEST']._serialized_end=892
-  _globals['_GETAPPKEYRESPONSE']._serialized_start=894
-  _globals['_GETAPPKEYRESPONSE']._serialized_end=930
-  _globals['_SANDBOXSERVICE']._serialized_start=933
-  _globals['_SANDBOXSERVICE']._serialized_end=1528
+  _globals['_CREATESANDBOXREQUEST']._serialized_end=364
+  _globals['_CREATESANDBOXRESPONSE']._serialized_start=366
+  _globals['_CREATESANDBOXRESPONSE']._serialized_end=434
+  _globals['_GETSANDBOXREQUEST']._serialized_start=436
+  _globals['_GETSANDBOXREQUEST']._serialized_end=475
+  _globals['_GETSANDBOXRESPONSE']._serialized_start=477
+  _globals['_GETSANDBOXRESPONSE']._serialized_end=542
+  _globals['_LISTSANDBOXESREQUEST']._serialized_start=544
+  _globals['_LISTSANDBOXESREQUEST']._serialized_end=624
+  _globals['_LISTSANDBOXESRESPONSE']._serialized_start=626
+  _globals['_LISTSANDBOXESRESPONSE']._serialized_end=721
+  _globals['_DELETESANDBOXREQUEST']._serialized_start=723
+  _globals['_DELETESANDBOXREQUEST']._serialized_end=765
+  _globals['_DELETESANDBOXRESPONSE']._serialized_start=767
+  _globals['_DELETESANDBOXRESPONSE']._serialized_end=790
+  _globals['_GETPREVIEWURLREQUEST']._serialized_start=792
+  _globals['_GETPREVIEWURLREQUEST']._serialized_end=834
+  _globals['_GETPREVIEWURLRESPONSE']._serialized_start=836
+  _globals['_GETPREVIEWURLRESPONSE']._serialized_end=872
+  _globals['_GETAPPKEYREQUEST']._serialized_start=874
+  _globals['_GETAPPKEYREQUEST']._serialized_end=912
+  _globals['_GETAPPKEYRESPONSE']._serialized_start=914
+  _globals['_GETAPPKEYRESPONSE']._serialized_end=950
+  _globals['_SANDBOXSERVICE']._serialized_start=953
+  _globals['_SANDBOXSERVICE']._serialized_end=1548
 # @@protoc_insertion_point(module_scope)
