@@ -21,6 +21,8 @@ class NamespacedResource(models.Model):
     class Meta:
         abstract = True
         ordering = ["-id"]
+        # The List* keyset order (namespace, newest first): served by a backward index scan.
+        indexes = [models.Index(fields=["namespace", "id"], name="%(app_label)s_%(class)s_list")]
 
 
 class Job(NamespacedResource):
@@ -41,7 +43,7 @@ class Job(NamespacedResource):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta(NamespacedResource.Meta):
-        indexes = [models.Index(fields=["namespace", "state"])]
+        indexes = [*NamespacedResource.Meta.indexes, models.Index(fields=["namespace", "state"])]
 
     def __str__(self):
         return self.job_id

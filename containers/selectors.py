@@ -50,9 +50,11 @@ def get(model: type[Model], public_id: str, *, for_update: bool = False):
 
 def page(model: type[Model], *, namespace: str, after: int | None = None, limit: int = 100) -> list:
     """Up to `limit` rows of the namespace with pk below `after`, newest first."""
-    if not Namespace.objects.filter(name=namespace).exists():
+    namespace_id = Namespace.objects.filter(name=namespace).values_list("pk", flat=True).first()
+    if namespace_id is None:
         raise Error.not_found(f"namespace {namespace!r} not found")
-    queryset = model.objects.select_related(*_related(model)).filter(namespace__name=namespace).order_by("-pk")
+    # By the namespace's id, not a join on its name, so the (namespace, id) index serves the order.
+    queryset = model.objects.select_related(*_related(model)).filter(namespace_id=namespace_id).order_by("-pk")
     if after is not None:
         queryset = queryset.filter(pk__lt=after)
     return list(queryset[:limit])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from django.db.models import QuerySet
+
 from controlplane.rpc import Error
 from idempotency.services import idempotent
 from namespaces.models import Namespace
@@ -40,10 +42,16 @@ def idempotent_create(method: str, model):
     )
 
 
-def enforce_quota(namespace: Namespace, quota: str, current: int) -> None:
-    """Refuses one more when `current` already reaches the namespace's `quota` (NULL = no limit)."""
+def enforce_quota(namespace: Namespace, quota: str, in_use: QuerySet) -> None:
+    """Refuses one more when `in_use` already reaches the namespace's `quota` (NULL = no limit).
+
+    The rows are counted only when the quota is set: an unset quota costs no query.
+    """
     limit = getattr(namespace, quota)
-    if limit is not None and current >= limit:
+    if limit is None:
+        return
+    current = in_use.count()
+    if current >= limit:
         name = json_name(quota)
         raise Error.resource_exhausted(
             f"namespace {namespace.name!r} is at its quota {name}={limit}",

@@ -73,7 +73,7 @@ def grant_egress(*, actor: Principal, namespace: str, target: str) -> EgressGran
         raise Error.failed_precondition(f"no internal target named {target!r} is registered for namespace {ns.name!r}")
     if EgressGrant.objects.filter(namespace=ns, target=target).exists():
         raise Error.already_exists(f"egress to {target!r} is already granted in namespace {ns.name!r}")
-    enforce_quota(ns, "max_egress_grants", EgressGrant.objects.filter(namespace=ns).count())
+    enforce_quota(ns, "max_egress_grants", EgressGrant.objects.filter(namespace=ns))
     grant = EgressGrant.objects.create(
         grant_id=new_id("egr"), namespace=ns, target=target, kind=kind, created_by=actor.describe()
     )

@@ -21,7 +21,7 @@ def register_environment(*, actor: Principal, namespace: str, name: str, image: 
     ns = lock_namespace(namespace)
     if Environment.objects.filter(namespace=ns, name=name).exists():
         raise Error.already_exists(f"environment {name!r} already exists in namespace {ns.name!r}")
-    enforce_quota(ns, "max_environments", Environment.objects.filter(namespace=ns).count())
+    enforce_quota(ns, "max_environments", Environment.objects.filter(namespace=ns))
     environment = Environment.objects.create(
         environment_id=new_id("env"), namespace=ns, name=name, image=image, created_by=actor.describe()
     )

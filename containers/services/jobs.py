@@ -53,7 +53,7 @@ def run_job(
     command = validate_command(command)
     env = validate_env(env or {})
     ns = lock_namespace(namespace)
-    enforce_quota(ns, "max_running_jobs", Job.objects.filter(namespace=ns, state__in=Job.ACTIVE_STATES).count())
+    enforce_quota(ns, "max_running_jobs", Job.objects.filter(namespace=ns, state__in=Job.ACTIVE_STATES))
     job = Job.objects.create(
         job_id=new_id("job"), namespace=ns, image=image, command=command, env=env, created_by=actor.describe()
     )

@@ -27,7 +27,7 @@ def create_sandbox(*, actor: Principal, namespace: str, image: str, workspace_id
     image = validate_image(image)
     ns = lock_namespace(namespace)
     workspace = _workspace_to_attach(actor, ns.name, workspace_id) if workspace_id else None
-    enforce_quota(ns, "max_sandboxes", Sandbox.objects.filter(namespace=ns).count())
+    enforce_quota(ns, "max_sandboxes", Sandbox.objects.filter(namespace=ns))
     sandbox = Sandbox(
         sandbox_id=new_id("sbx"),
         namespace=ns,

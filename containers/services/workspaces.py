@@ -20,7 +20,7 @@ def create_workspace(*, actor: Principal, namespace: str, name: str) -> Workspac
     ns = lock_namespace(namespace)
     if Workspace.objects.filter(namespace=ns, name=name).exists():
         raise Error.already_exists(f"workspace {name!r} already exists in namespace {ns.name!r}")
-    enforce_quota(ns, "max_workspaces", Workspace.objects.filter(namespace=ns).count())
+    enforce_quota(ns, "max_workspaces", Workspace.objects.filter(namespace=ns))
     workspace = Workspace.objects.create(
         workspace_id=new_id("wsp"), namespace=ns, name=name, created_by=actor.describe()
     )
