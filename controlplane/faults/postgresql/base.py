@@ -1,8 +1,10 @@
 """Django's PostgreSQL backend with a pool fit for outages (ENGINE "controlplane.faults.postgresql").
 
-Two changes to the psycopg pool Django builds:
+Changes to the psycopg pool Django builds:
 - a call waits for a connection at most DATABASE_POOL_TIMEOUT, and no longer than what is
-  left of its deadline (Connect-Timeout-Ms), then gets PoolTimeout → `unavailable`;
+  left of its deadline (Connect-Timeout-Ms), then gets PoolTimeout → `unavailable`; while
+  the pool's latest attempt to connect failed (the database is down), at most two
+  reconnect intervals, so an outage is answered in a fraction of a second;
 - a lost connection is retried every DATABASE_POOL_RECONNECT_INTERVAL seconds instead of
   with psycopg_pool's exponential backoff (1, 2, 4 ... 16 s), so the service recovers within
   that interval of the database returning, however long it was away.
@@ -30,8 +32,25 @@ class _SteadyRetry(AttemptWithBackoff):
 
 
 class BoundedPool(ConnectionPool):
+    _unreachable = False  # the pool's latest attempt to connect failed
+
     def getconn(self, timeout: float | None = None):
-        return super().getconn(remaining_seconds(self.timeout) if timeout is None else timeout)
+        if timeout is None:
+            timeout = remaining_seconds(self.timeout)
+            if self._unreachable:
+                # The database is known to be down: wait for the next reconnect attempt or two
+                # (a connection it makes is handed straight over), not the whole pool timeout.
+                timeout = min(timeout, 2 * settings.DATABASE_POOL_RECONNECT_INTERVAL)
+        return super().getconn(timeout)
+
+    def _connect(self, timeout: float | None = None):
+        try:
+            conn = super()._connect(timeout)
+        except Exception:
+            self._unreachable = True
+            raise
+        self._unreachable = False
+        return conn
 
     def _add_connection(self, attempt, growing: bool = False) -> None:
         # psycopg_pool 3.3's hook for (re)connecting; pinned in requirements.txt.
