@@ -71,12 +71,14 @@ def test_a_saturated_server_answers_deadline_exceeded_within_the_deadline(satura
     assert {status for status, _, _ in results} <= {200, 504}, {s for s, _, _ in results}
     assert len(late) >= CLIENTS, f"the server was not saturated: {len(late)} of {len(results)} late"
     assert {answer for status, answer, _ in results if status == 504} == {"deadline_exceeded"}
-    # Answered about when the deadline passed, not after the whole queue.
-    p95 = late[int(len(late) * 0.95)]
-    assert p95 < TIMEOUT_MS / 1000 + 0.5, (p95, late[-5:])
+    # Answered about when the deadline passed, not after the whole queue (the p95 bound leaves room
+    # for a busy shared machine; measured here: median 0.51 s, p95 0.53-0.83 s).
+    median, p95 = late[len(late) // 2], late[int(len(late) * 0.95)]
+    assert median < TIMEOUT_MS / 1000 + 0.25, (median, late[-5:])
+    assert p95 < TIMEOUT_MS / 1000 + 1.0, (p95, late[-5:])
     # No call answered 504 created a job: the jobs are exactly those answered 200.
     assert sorted(Job.objects.values_list("job_id", flat=True)) == sorted(served)
     print(
         f"\n{len(results)} calls: {len(served)} served, {len(late)} deadline_exceeded "
-        f"(median {late[len(late) // 2]:.2f} s, p95 {p95:.2f} s, max {late[-1]:.2f} s)"
+        f"(median {median:.2f} s, p95 {p95:.2f} s, max {late[-1]:.2f} s)"
     )
