@@ -5,6 +5,7 @@ DEBUG, ALLOWED_HOSTS, ...). With nothing set, the service runs in DEBUG on a SQL
 file under var/ — the embedded default.
 """
 
+import ipaddress
 from pathlib import Path
 
 import environ
@@ -140,6 +141,10 @@ SILENCED_SYSTEM_CHECKS = env.list("SILENCED_SYSTEM_CHECKS", default=[])
 # get `unavailable` at once (0: never); X-Request-Start is believed only from these proxies.
 SHED_QUEUE_MS = env.int("SHED_QUEUE_MS", default=5000)
 TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])  # addresses or networks, e.g. 127.0.0.1
+try:
+    [ipaddress.ip_network(network, strict=False) for network in TRUSTED_PROXIES]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"TRUSTED_PROXIES: {exc}") from None
 # requestId (AIP-155) of creating calls: kept at least this long; purge_request_ids deletes older.
 REQUEST_ID_RETENTION_HOURS = env.int("REQUEST_ID_RETENTION_HOURS", default=24)
 

@@ -13,7 +13,7 @@ class RequestRecord(models.Model):
     principal = models.CharField(max_length=300, help_text="Principal.describe(): api_key:..., user:...")
     method = models.CharField(max_length=100, help_text="the creating operation, e.g. RunJob")
     request_id = models.CharField(max_length=128)
-    # SHA-256 of the request's fields, so a reused id with a different request is refused.
+    # HMAC-SHA-256 of the request's fields, so a reused id with a different request is refused.
     fingerprint = models.CharField(max_length=64)
     # What the call created (a public id), returned again to retries.
     result = models.CharField(max_length=300, blank=True)

@@ -11,7 +11,6 @@ the unique constraint: one inserts, the others wait for it to commit and then re
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from controlplane.rpc import Error
 
@@ -84,8 +84,10 @@ def _claim(key: dict, fingerprint: str) -> RequestRecord:
 
 
 def _fingerprint(fields: dict) -> str:
+    # Keyed (HMAC with SECRET_KEY), not a bare hash: fields such as a job's env values may be
+    # secrets, and a bare hash of a guessable request could be confirmed offline.
     canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return salted_hmac("idempotency.fingerprint", canonical, algorithm="sha256").hexdigest()
 
 
 def purge_expired(*, now=None) -> int:
