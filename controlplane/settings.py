@@ -214,5 +214,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # psycopg.pool warns at every reconnect attempt; controlplane.faults logs an outage's start and end.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "psycopg.pool": {"level": "ERROR"}},
 }

@@ -61,4 +61,7 @@ def error_response(error: Error) -> HttpResponse:
     response = HttpResponse(body, status=error.code.http_status, content_type="application/json")
     if error.retry_after is not None:
         response["Retry-After"] = str(error.retry_after)
+    # Not one django.request ERROR line per refusal: under overload that is log volume and worker
+    # time spent where neither can be afforded; the access log still shows every 503/504.
+    response._has_been_logged = True
     return response

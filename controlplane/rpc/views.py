@@ -78,7 +78,7 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
         outage = unavailable_error(exc)
         if outage is not None:
             # The error's class only: driver messages can carry connection details.
-            logger.warning("database unavailable in /%s: %s", procedure.path, type(exc.__cause__ or exc).__name__)
+            logger.info("database unavailable in /%s: %s", procedure.path, type(exc.__cause__ or exc).__name__)
             return error_response(request, outage)
         logger.exception("unhandled error in /%s", procedure.path)
         return error_response(request, Error.internal())

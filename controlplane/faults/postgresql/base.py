@@ -14,6 +14,8 @@ calls after a database restart do not get a dead connection.
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
@@ -21,6 +23,8 @@ from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
 from ..arrival import remaining_seconds
+
+logger = logging.getLogger("controlplane.faults")
 
 
 class _SteadyRetry(AttemptWithBackoff):
@@ -46,9 +50,14 @@ class BoundedPool(ConnectionPool):
     def _connect(self, timeout: float | None = None):
         try:
             conn = super()._connect(timeout)
-        except Exception:
+        except Exception as exc:
+            if not self._unreachable:  # once per outage, not at every reconnect attempt
+                interval = settings.DATABASE_POOL_RECONNECT_INTERVAL
+                logger.warning("database unreachable; retrying every %ss: %s", interval, exc)
             self._unreachable = True
             raise
+        if self._unreachable:
+            logger.warning("database reachable again")
         self._unreachable = False
         return conn
 
