@@ -33,7 +33,11 @@ class ApiKey(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name = "API key"
-        indexes = [models.Index(fields=["namespace", "created_at"])]
+        # ListApiKeys' keyset order (created_at, id), within a namespace and across all.
+        indexes = [
+            models.Index(fields=["namespace", "created_at", "id"], name="apikeys_list_in_namespace"),
+            models.Index(fields=["created_at", "id"], name="apikeys_list"),
+        ]
         constraints = [
             models.CheckConstraint(
                 name="apikey_role_or_agent_scope",

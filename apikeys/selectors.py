@@ -14,9 +14,10 @@ def list_api_keys(*, namespace: str = "", after: tuple[str, int] | None = None, 
     """Newest first; keyset page after (created_at iso, id) of the previous page's last key."""
     queryset = ApiKey.objects.select_related("namespace").order_by("-created_at", "-id")
     if namespace:
-        if not Namespace.objects.filter(name=namespace).exists():
+        namespace_id = Namespace.objects.filter(name=namespace).values_list("pk", flat=True).first()
+        if namespace_id is None:
             raise Error.not_found(f"namespace {namespace!r} not found")
-        queryset = queryset.filter(namespace__name=namespace)
+        queryset = queryset.filter(namespace_id=namespace_id)  # served by (namespace, created_at, id)
     if after is not None:
         created_at, pk = after
         queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk))

@@ -10,6 +10,7 @@ from django.utils import timezone
 from audit.services import record
 from controlplane.auth import Principal, Role
 from controlplane.rpc import Error
+from idempotency.services import idempotent
 from namespaces.models import Namespace
 from namespaces.services import validate_namespace_name, validate_role
 
@@ -19,7 +20,17 @@ from .models import ApiKey
 MAX_NAME_LENGTH = 200
 
 
+def _already_issued(key_id: str):
+    # The plaintext exists nowhere after the first response, so a retry cannot be answered
+    # with it: it names the key instead, to be revoked if its plaintext was lost.
+    raise Error.already_exists(
+        f"this requestId already issued API key {key_id!r}; its plaintext is shown only once. "
+        "If it was lost, revoke that key and issue another with a new requestId"
+    )
+
+
 @transaction.atomic
+@idempotent("IssueApiKey", reference=lambda issued: issued[0].key_id, replay=_already_issued)
 def issue_api_key(
     *,
     actor: Principal,

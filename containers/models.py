@@ -13,6 +13,12 @@ from namespaces.models import Namespace, dns_label_validator
 from .ids import MAX_LENGTH
 
 
+def keyset_index(model: str, public_id: str) -> models.Index:
+    """The List* keyset (selectors.KEYSETS): a namespace's rows newest first, ties by public id,
+    so the whole ORDER BY is served by the index (no sort, not even an incremental one)."""
+    return models.Index(fields=["namespace", "created_at", public_id], name=f"containers_{model}_keyset")
+
+
 class NamespacedResource(models.Model):
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -21,8 +27,6 @@ class NamespacedResource(models.Model):
     class Meta:
         abstract = True
         ordering = ["-id"]
-        # The List* keyset (selectors.KEYSETS): a namespace's rows by creation time.
-        indexes = [models.Index(fields=["namespace", "created_at"], name="%(app_label)s_%(class)s_keyset")]
 
 
 class Job(NamespacedResource):
@@ -43,7 +47,7 @@ class Job(NamespacedResource):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta(NamespacedResource.Meta):
-        indexes = [*NamespacedResource.Meta.indexes, models.Index(fields=["namespace", "state"])]
+        indexes = [keyset_index("job", "job_id"), models.Index(fields=["namespace", "state"])]
 
     def __str__(self):
         return self.job_id
@@ -54,6 +58,7 @@ class Workspace(NamespacedResource):
     name = models.CharField(max_length=63, validators=[dns_label_validator])
 
     class Meta(NamespacedResource.Meta):
+        indexes = [keyset_index("workspace", "workspace_id")]
         constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="uniq_workspace_name")]
 
     def __str__(self):
@@ -72,6 +77,7 @@ class Sandbox(NamespacedResource):
 
     class Meta(NamespacedResource.Meta):
         verbose_name_plural = "sandboxes"
+        indexes = [keyset_index("sandbox", "sandbox_id")]
 
     def __str__(self):
         return self.sandbox_id
@@ -91,6 +97,7 @@ class Environment(NamespacedResource):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta(NamespacedResource.Meta):
+        indexes = [keyset_index("environment", "environment_id")]
         constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="uniq_environment_name")]
 
     def __str__(self):
@@ -108,6 +115,7 @@ class EgressGrant(NamespacedResource):
     kind = models.CharField(max_length=16, choices=Kind.choices)
 
     class Meta(NamespacedResource.Meta):
+        indexes = [keyset_index("egressgrant", "grant_id")]
         constraints = [models.UniqueConstraint(fields=["namespace", "target"], name="uniq_egress_target")]
 
     def __str__(self):

@@ -5,6 +5,7 @@ DEBUG, ALLOWED_HOSTS, ...). With nothing set, the service runs in DEBUG on a SQL
 file under var/ — the embedded default.
 """
 
+import ipaddress
 from pathlib import Path
 
 import environ
@@ -37,10 +38,13 @@ INSTALLED_APPS = [
     "apikeys",
     "containers",
     "uploads",
+    "idempotency",
     "axes",  # throttles /admin/login/ failures (README "Console login throttle")
 ]
 
 MIDDLEWARE = [
+    # First: refuses calls past their deadline or queued too long, before any other work.
+    "controlplane.faults.shedding.LoadSheddingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -73,12 +77,22 @@ TEMPLATES = [
 
 # Database: DATABASE_URL, e.g. postgres://user@127.0.0.1:5432/controlplane.
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'controlplane.sqlite3'}")}
+# Faults and overload (README "Faults and overload"): bounded waits for the database.
+DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=3.0)  # seconds a call waits for a connection
+DATABASE_POOL_RECONNECT_INTERVAL = env.float("DATABASE_POOL_RECONNECT_INTERVAL", default=0.2)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # psycopg 3 with Django's built-in connection pool (CONN_MAX_AGE must stay 0 with it).
+    # Django's backend with a pool that bounds waits and reconnects steadily (controlplane/faults/postgresql).
+    DATABASES["default"]["ENGINE"] = "controlplane.faults.postgresql"
+    # libpq's connect timeout (seconds, at least 2): a database host that does not answer.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=3)
+    )
+    # psycopg 3 with a connection pool (CONN_MAX_AGE must stay 0 with it).
     if env.bool("DATABASE_POOL", default=True):
-        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
             "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),
+            "timeout": DATABASE_POOL_TIMEOUT,
         }
         DATABASES["default"]["CONN_MAX_AGE"] = 0
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -87,6 +101,8 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
     # A file, not memory, so that test server processes share the test database.
     DATABASES["default"].setdefault("TEST", {})["NAME"] = str(BASE_DIR / "var" / "test.sqlite3")
+# Persistent connections (no pool) are checked before reuse, so a database restart costs no call.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -123,6 +139,17 @@ CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 if env.bool("USE_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SILENCED_SYSTEM_CHECKS = env.list("SILENCED_SYSTEM_CHECKS", default=[])
+
+# Overload (README "Faults and overload"). Calls that waited longer than this in the queue
+# get `unavailable` at once (0: never); X-Request-Start is believed only from these proxies.
+SHED_QUEUE_MS = env.int("SHED_QUEUE_MS", default=5000)
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])  # addresses or networks, e.g. 127.0.0.1
+try:
+    [ipaddress.ip_network(network, strict=False) for network in TRUSTED_PROXIES]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"TRUSTED_PROXIES: {exc}") from None
+# requestId (AIP-155) of creating calls: kept at least this long; purge_request_ids deletes older.
+REQUEST_ID_RETENTION_HOURS = env.int("REQUEST_ID_RETENTION_HOURS", default=24)
 
 # Connect RPC layer.
 RPC_MAX_REQUEST_BYTES = env.int("RPC_MAX_REQUEST_BYTES", default=4 * 1024 * 1024)
@@ -225,5 +252,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # psycopg.pool warns at every reconnect attempt; controlplane.faults logs an outage's start and end.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "psycopg.pool": {"level": "ERROR"}},
 }

@@ -2,12 +2,13 @@ from django.contrib import admin
 from django.urls import path, re_path
 
 from controlplane.auth import views as auth_views
-from controlplane.health import healthz
+from controlplane.health import healthz, readyz
 from controlplane.rpc.views import dispatch
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz),
+    path("readyz", readyz),
     # Browser sign-in (spec §4), hosted by the API.
     path("auth/login", auth_views.LoginView.as_view(), name="oidc_login"),
     path("auth/callback", auth_views.CallbackView.as_view(), name="oidc_callback"),

@@ -6,4 +6,7 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
 
-application = get_wsgi_application()
+from controlplane.faults.arrival import ArrivalStamp
+
+# The arrival time is stamped before Django's own work, so deadlines count from it.
+application = ArrivalStamp(get_wsgi_application())

@@ -83,6 +83,7 @@ class NamespaceService(Service):
             name=request.name,
             role=request.role,
             expires_at=request.expires_at.ToDatetime(tzinfo=UTC) if request.HasField("expires_at") else None,
+            request_id=request.request_id,
         )
         return pb.IssueApiKeyResponse(key=api_key_to_proto(key), plaintext=plaintext)
 

@@ -18,22 +18,22 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='egressgrant',
-            index=models.Index(fields=['namespace', 'created_at'], name='containers_egressgrant_keyset'),
+            index=models.Index(fields=['namespace', 'created_at', 'grant_id'], name='containers_egressgrant_keyset'),
         ),
         migrations.AddIndex(
             model_name='environment',
-            index=models.Index(fields=['namespace', 'created_at'], name='containers_environment_keyset'),
+            index=models.Index(fields=['namespace', 'created_at', 'environment_id'], name='containers_environment_keyset'),
         ),
         migrations.AddIndex(
             model_name='job',
-            index=models.Index(fields=['namespace', 'created_at'], name='containers_job_keyset'),
+            index=models.Index(fields=['namespace', 'created_at', 'job_id'], name='containers_job_keyset'),
         ),
         migrations.AddIndex(
             model_name='sandbox',
-            index=models.Index(fields=['namespace', 'created_at'], name='containers_sandbox_keyset'),
+            index=models.Index(fields=['namespace', 'created_at', 'sandbox_id'], name='containers_sandbox_keyset'),
         ),
         migrations.AddIndex(
             model_name='workspace',
-            index=models.Index(fields=['namespace', 'created_at'], name='containers_workspace_keyset'),
+            index=models.Index(fields=['namespace', 'created_at', 'workspace_id'], name='containers_workspace_keyset'),
         ),
     ]

@@ -16,7 +16,9 @@ class EgressService(Service):
 
     @rpc(request=pb.GrantEgressRequest, response=pb.GrantEgressResponse, permission=operator())
     def GrantEgress(self, request, context):
-        grant = egress.grant_egress(actor=context.principal, namespace=request.namespace, target=request.target)
+        grant = egress.grant_egress(
+            actor=context.principal, namespace=request.namespace, target=request.target, request_id=request.request_id
+        )
         return pb.GrantEgressResponse(grant=grant_to_proto(grant))
 
     @rpc(request=pb.RevokeEgressRequest, response=pb.RevokeEgressResponse, permission=operator(EgressGrant))

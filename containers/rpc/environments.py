@@ -15,7 +15,11 @@ class EnvironmentService(Service):
     @rpc(request=pb.RegisterEnvironmentRequest, response=pb.RegisterEnvironmentResponse, permission=operator())
     def RegisterEnvironment(self, request, context):
         environment = environments.register_environment(
-            actor=context.principal, namespace=request.namespace, name=request.name, image=request.image
+            actor=context.principal,
+            namespace=request.namespace,
+            name=request.name,
+            image=request.image,
+            request_id=request.request_id,
         )
         return pb.RegisterEnvironmentResponse(environment=environment_to_proto(environment))
 

@@ -20,6 +20,7 @@ class JobService(Service):
             image=request.image,
             command=list(request.command),
             env=dict(request.env),
+            request_id=request.request_id,
         )
         return pb.RunJobResponse(job=job_to_proto(job, context.principal))
 

@@ -19,6 +19,7 @@ class SandboxService(Service):
             namespace=request.namespace,
             image=request.image,
             workspace_id=request.workspace_id,
+            request_id=request.request_id,
         )
         return pb.CreateSandboxResponse(sandbox=sandbox_to_proto(sandbox))
 

@@ -18,7 +18,9 @@ class WorkspaceService(Service):
 
     @rpc(request=pb.CreateWorkspaceRequest, response=pb.CreateWorkspaceResponse, permission=operator())
     def CreateWorkspace(self, request, context):
-        workspace = workspaces.create_workspace(actor=context.principal, namespace=request.namespace, name=request.name)
+        workspace = workspaces.create_workspace(
+            actor=context.principal, namespace=request.namespace, name=request.name, request_id=request.request_id
+        )
         return pb.CreateWorkspaceResponse(workspace=workspace_to_proto(workspace))
 
     @rpc(request=pb.GetWorkspaceRequest, response=pb.GetWorkspaceResponse, permission=_READ_OWN_WORKSPACE)

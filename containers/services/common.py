@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import re
 
+from django.db.models import QuerySet
+
 from controlplane.rpc import Error
+from idempotency.services import idempotent
 from namespaces.models import Namespace
 from namespaces.services import json_name, lock_namespace
 
-__all__ = ["enforce_quota", "lock_namespace", "validate_image"]
+from .. import selectors
+
+__all__ = ["enforce_quota", "idempotent_create", "lock_namespace", "validate_image"]
 
 # [registry[:port]/]path[:tag][@sha256:digest], the OCI reference grammar without its rarer corners.
 _IMAGE_RE = re.compile(
@@ -27,10 +32,26 @@ def validate_image(image: str, field: str = "image") -> str:
     return image
 
 
-def enforce_quota(namespace: Namespace, quota: str, current: int) -> None:
-    """Refuses one more when `current` already reaches the namespace's `quota` (NULL = no limit)."""
+def idempotent_create(method: str, model):
+    """@idempotent for a create of `model`: a retry gets the resource by its public id."""
+    field = selectors.PUBLIC_IDS[model].field
+    return idempotent(
+        method,
+        reference=lambda resource: getattr(resource, field),
+        replay=lambda public_id: selectors.get(model, public_id),
+    )
+
+
+def enforce_quota(namespace: Namespace, quota: str, in_use: QuerySet) -> None:
+    """Refuses one more when `in_use` already reaches the namespace's `quota` (NULL = no limit).
+
+    The rows are counted only when the quota is set: an unset quota costs no query.
+    """
     limit = getattr(namespace, quota)
-    if limit is not None and current >= limit:
+    if limit is None:
+        return
+    current = in_use.count()
+    if current >= limit:
         name = json_name(quota)
         raise Error.resource_exhausted(
             f"namespace {namespace.name!r} is at its quota {name}={limit}",

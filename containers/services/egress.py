@@ -24,7 +24,7 @@ from .. import selectors
 from ..ids import new_id
 from ..models import EgressEvent, EgressGrant, Sandbox
 from . import egress_rules
-from .common import enforce_quota, lock_namespace
+from .common import enforce_quota, idempotent_create, lock_namespace
 
 _LABEL_RE = re.compile(DNS_LABEL)
 _HOST_RE = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
@@ -66,6 +66,7 @@ def _is_ip(text: str) -> bool:
 
 
 @transaction.atomic
+@idempotent_create("GrantEgress", EgressGrant)
 def grant_egress(*, actor: Principal, namespace: str, target: str) -> EgressGrant:
     kind, target = parse_target(target)
     if kind == EgressGrant.Kind.HOST:
@@ -81,7 +82,7 @@ def grant_egress(*, actor: Principal, namespace: str, target: str) -> EgressGran
         egress_rules.check_host(internal.host)
     if EgressGrant.objects.filter(namespace=ns, target=target).exists():
         raise Error.already_exists(f"egress to {target!r} is already granted in namespace {ns.name!r}")
-    enforce_quota(ns, "max_egress_grants", EgressGrant.objects.filter(namespace=ns).count())
+    enforce_quota(ns, "max_egress_grants", EgressGrant.objects.filter(namespace=ns))
     grant = EgressGrant.objects.create(
         grant_id=new_id("egr"), namespace=ns, target=target, kind=kind, created_by=actor.describe()
     )

@@ -10,17 +10,18 @@ from namespaces.services import validate_namespace_name
 from .. import backends, selectors
 from ..ids import new_id
 from ..models import Environment
-from .common import enforce_quota, lock_namespace, validate_image
+from .common import enforce_quota, idempotent_create, lock_namespace, validate_image
 
 
 @transaction.atomic
+@idempotent_create("RegisterEnvironment", Environment)
 def register_environment(*, actor: Principal, namespace: str, name: str, image: str) -> Environment:
     validate_namespace_name(name, "name")
     image = validate_image(image)
     ns = lock_namespace(namespace)
     if Environment.objects.filter(namespace=ns, name=name).exists():
         raise Error.already_exists(f"environment {name!r} already exists in namespace {ns.name!r}")
-    enforce_quota(ns, "max_environments", Environment.objects.filter(namespace=ns).count())
+    enforce_quota(ns, "max_environments", Environment.objects.filter(namespace=ns))
     environment = Environment.objects.create(
         environment_id=new_id("env"), namespace=ns, name=name, image=image, created_by=actor.describe()
     )

@@ -12,7 +12,7 @@ from controlplane.rpc import Error
 from .. import backends, selectors
 from ..ids import new_id
 from ..models import Job
-from .common import enforce_quota, lock_namespace, validate_image
+from .common import enforce_quota, idempotent_create, lock_namespace, validate_image
 
 MAX_ARGS = 256
 MAX_ARG_LENGTH = 4096
@@ -44,6 +44,7 @@ def validate_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 @transaction.atomic
+@idempotent_create("RunJob", Job)
 def run_job(
     *, actor: Principal, namespace: str, image: str, command: Sequence[str] = (), env: Mapping[str, str] | None = None
 ) -> Job:
@@ -52,7 +53,7 @@ def run_job(
     command = validate_command(command)
     env = validate_env(env or {})
     ns = lock_namespace(namespace)
-    enforce_quota(ns, "max_running_jobs", Job.objects.filter(namespace=ns, state__in=Job.ACTIVE_STATES).count())
+    enforce_quota(ns, "max_running_jobs", Job.objects.filter(namespace=ns, state__in=Job.ACTIVE_STATES))
     job = Job.objects.create(
         job_id=new_id("job"), namespace=ns, image=image, command=command, env=env, created_by=actor.describe()
     )

@@ -10,10 +10,11 @@ from controlplane.rpc import Error
 from .. import backends, selectors
 from ..ids import new_id, new_secret
 from ..models import Sandbox, Workspace
-from .common import enforce_quota, lock_namespace, validate_image
+from .common import enforce_quota, idempotent_create, lock_namespace, validate_image
 
 
 @transaction.atomic
+@idempotent_create("CreateSandbox", Sandbox)
 def create_sandbox(*, actor: Principal, namespace: str, image: str, workspace_id: str = "") -> Sandbox:
     """Records the sandbox, issues its agent key and hands both to the sandbox backend.
 
@@ -26,7 +27,7 @@ def create_sandbox(*, actor: Principal, namespace: str, image: str, workspace_id
     image = validate_image(image)
     ns = lock_namespace(namespace)
     workspace = _workspace_to_attach(actor, ns.name, workspace_id) if workspace_id else None
-    enforce_quota(ns, "max_sandboxes", Sandbox.objects.filter(namespace=ns).count())
+    enforce_quota(ns, "max_sandboxes", Sandbox.objects.filter(namespace=ns))
     sandbox = Sandbox(
         sandbox_id=new_id("sbx"),
         namespace=ns,

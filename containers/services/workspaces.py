@@ -10,16 +10,17 @@ from namespaces.services import validate_namespace_name
 from .. import selectors
 from ..ids import new_id
 from ..models import Sandbox, Workspace
-from .common import enforce_quota, lock_namespace
+from .common import enforce_quota, idempotent_create, lock_namespace
 
 
 @transaction.atomic
+@idempotent_create("CreateWorkspace", Workspace)
 def create_workspace(*, actor: Principal, namespace: str, name: str) -> Workspace:
     validate_namespace_name(name, "name")
     ns = lock_namespace(namespace)
     if Workspace.objects.filter(namespace=ns, name=name).exists():
         raise Error.already_exists(f"workspace {name!r} already exists in namespace {ns.name!r}")
-    enforce_quota(ns, "max_workspaces", Workspace.objects.filter(namespace=ns).count())
+    enforce_quota(ns, "max_workspaces", Workspace.objects.filter(namespace=ns))
     workspace = Workspace.objects.create(
         workspace_id=new_id("wsp"), namespace=ns, name=name, created_by=actor.describe()
     )

@@ -14,11 +14,12 @@ from .codes import Code
 
 
 class Error(Exception):
-    def __init__(self, code: Code, message: str, details: tuple[Message, ...] = ()):
+    def __init__(self, code: Code, message: str, details: tuple[Message, ...] = (), *, retry_after: int | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = tuple(details)
+        self.retry_after = retry_after  # seconds, sent as Retry-After (unavailable)
 
     def __repr__(self) -> str:
         return f"Error({self.code.wire_name}, {self.message!r})"
@@ -75,6 +76,10 @@ class Error(Exception):
     @classmethod
     def deadline_exceeded(cls, message: str = "the call's deadline (Connect-Timeout-Ms) elapsed") -> "Error":
         return cls(Code.DEADLINE_EXCEEDED, message)
+
+    @classmethod
+    def unavailable(cls, message: str, *, retry_after: int | None = None) -> "Error":
+        return cls(Code.UNAVAILABLE, message, retry_after=retry_after)
 
     @classmethod
     def internal(cls, message: str = "internal error") -> "Error":

@@ -16,6 +16,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from controlplane.auth.origin import is_same_origin_request
+from controlplane.faults.arrival import call_deadline
+from controlplane.faults.database import unavailable_error
 
 from . import protocol
 from .codes import Code
@@ -41,11 +43,12 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     except protocol.UnsupportedMediaType:
         return _unsupported_media_type(request, protocol.ACCEPT_POST)
 
-    started = time.monotonic()
+    deadline = None
     try:
         protocol.check_protocol_version(request.headers.get("Connect-Protocol-Version"))
         timeout_ms = protocol.parse_timeout_ms(request.headers.get("Connect-Timeout-Ms"))
-        deadline = started + timeout_ms / 1000 if timeout_ms else None
+        # Counted from the request's arrival, so time spent queueing counts (controlplane/faults).
+        deadline = call_deadline(request.META, timeout_ms)
         encoding = protocol.check_content_encoding(request.headers.get("Content-Encoding"))
 
         principal = request.principal
@@ -69,7 +72,14 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
         reply = _invoke(procedure, message, context)
     except Error as exc:
         return error_response(request, exc)
-    except Exception:
+    except Exception as exc:
+        if deadline is not None and time.monotonic() >= deadline:
+            return error_response(request, Error.deadline_exceeded())
+        outage = unavailable_error(exc)
+        if outage is not None:
+            # The error's class only: driver messages can carry connection details.
+            logger.info("database unavailable in /%s: %s", procedure.path, type(exc.__cause__ or exc).__name__)
+            return error_response(request, outage)
         logger.exception("unhandled error in /%s", procedure.path)
         return error_response(request, Error.internal())
     return _encoded_response(request, protocol.encode(codec, reply), protocol.CONTENT_TYPES[codec])
@@ -92,7 +102,10 @@ def _invoke(procedure, message, context):
 
 def error_response(request: HttpRequest, error: Error, status: int | None = None) -> HttpResponse:
     body = json.dumps(error.to_json(), separators=(",", ":")).encode()
-    return _encoded_response(request, body, "application/json", status=status or error.code.http_status)
+    response = _encoded_response(request, body, "application/json", status=status or error.code.http_status)
+    if error.retry_after is not None:
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def _encoded_response(request, body: bytes, content_type: str, status: int = 200) -> HttpResponse:

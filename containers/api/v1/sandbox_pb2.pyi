@@ -29,14 +29,16 @@ class Sandbox(_message.Message):
     def __init__(self, sandbox_id: _Optional[str] = ..., namespace: _Optional[str] = ..., image: _Optional[str] = ..., workspace_id: _Optional[str] = ..., agent_key_id: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ...) -> None: ...
 
 class CreateSandboxRequest(_message.Message):
-    __slots__ = ("namespace", "image", "workspace_id")
+    __slots__ = ("namespace", "image", "workspace_id", "request_id")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     IMAGE_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     image: str
     workspace_id: str
-    def __init__(self, namespace: _Optional[str] = ..., image: _Optional[str] = ..., workspace_id: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, namespace: _Optional[str] = ..., image: _Optional[str] = ..., workspace_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CreateSandboxResponse(_message.Message):
     __slots__ = ("sandbox",)

@@ -68,12 +68,14 @@ class EgressEvent(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., kind: _Optional[_Union[EgressEventKind, str]] = ..., target: _Optional[str] = ..., grant_id: _Optional[str] = ..., sandbox_id: _Optional[str] = ..., allowed: _Optional[bool] = ..., actor: _Optional[str] = ..., event_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GrantEgressRequest(_message.Message):
-    __slots__ = ("namespace", "target")
+    __slots__ = ("namespace", "target", "request_id")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     target: str
-    def __init__(self, namespace: _Optional[str] = ..., target: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, namespace: _Optional[str] = ..., target: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class GrantEgressResponse(_message.Message):
     __slots__ = ("grant",)

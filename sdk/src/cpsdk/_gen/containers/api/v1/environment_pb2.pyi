@@ -45,14 +45,16 @@ class Environment(_message.Message):
     def __init__(self, environment_id: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., image: _Optional[str] = ..., state: _Optional[_Union[EnvironmentState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ...) -> None: ...
 
 class RegisterEnvironmentRequest(_message.Message):
-    __slots__ = ("namespace", "name", "image")
+    __slots__ = ("namespace", "name", "image", "request_id")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     IMAGE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     name: str
     image: str
-    def __init__(self, namespace: _Optional[str] = ..., name: _Optional[str] = ..., image: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, namespace: _Optional[str] = ..., name: _Optional[str] = ..., image: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class RegisterEnvironmentResponse(_message.Message):
     __slots__ = ("environment",)

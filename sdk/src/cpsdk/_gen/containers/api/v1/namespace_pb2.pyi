@@ -192,16 +192,18 @@ class RegisterInternalTargetRequest(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., target: _Optional[_Union[InternalTarget, _Mapping]] = ...) -> None: ...
 
 class IssueApiKeyRequest(_message.Message):
-    __slots__ = ("namespace", "name", "role", "expires_at")
+    __slots__ = ("namespace", "name", "role", "expires_at", "request_id")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     name: str
     role: Role
     expires_at: _timestamp_pb2.Timestamp
-    def __init__(self, namespace: _Optional[str] = ..., name: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, namespace: _Optional[str] = ..., name: _Optional[str] = ..., role: _Optional[_Union[Role, str]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class IssueApiKeyResponse(_message.Message):
     __slots__ = ("key", "plaintext")

@@ -1,0 +1,67 @@
+"""Load shedding, before authentication and before the body is read.
+
+A request that has already outlived its Connect-Timeout-Ms (counted from arrival) is
+answered `deadline_exceeded` without doing its work; one that waited in the queue longer
+than SHED_QUEUE_MS is answered `unavailable` with Retry-After. Both cost the worker
+well under a millisecond, so an overloaded server drains its queue instead of serving
+calls whose clients have given up.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from django.conf import settings
+from django.http import HttpResponse
+
+from controlplane.rpc import Error
+
+from .arrival import call_deadline, current_deadline, stamp, timeout_ms
+
+# Probes answer even under overload: a balancer must not mistake a busy server for a dead one.
+EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
+
+
+class LoadSheddingMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        environ = request.META
+        arrived = stamp(environ)
+        deadline = call_deadline(environ, timeout_ms(environ))
+        if request.path not in EXEMPT_PATHS:
+            refusal = _refusal(arrived, deadline)
+            if refusal is not None:
+                return error_response(refusal)
+        token = current_deadline.set(deadline)
+        try:
+            return self.get_response(request)
+        finally:
+            current_deadline.reset(token)
+
+
+def _refusal(arrived: float, deadline: float | None) -> Error | None:
+    if deadline is not None and time.monotonic() >= deadline:
+        return Error.deadline_exceeded("the call's deadline (Connect-Timeout-Ms) elapsed before it was served")
+    limit_ms = settings.SHED_QUEUE_MS
+    waited_ms = (time.time() - arrived) * 1000
+    if limit_ms and waited_ms > limit_ms:
+        return Error.unavailable(
+            f"the service is overloaded: the call waited {waited_ms:.0f} ms in the queue (SHED_QUEUE_MS={limit_ms})",
+            retry_after=1,
+        )
+    return None
+
+
+def error_response(error: Error) -> HttpResponse:
+    """A Connect error (JSON body, HTTP status of the code, Retry-After when given)."""
+    body = json.dumps(error.to_json(), separators=(",", ":"))
+    response = HttpResponse(body, status=error.code.http_status, content_type="application/json")
+    if error.retry_after is not None:
+        response["Retry-After"] = str(error.retry_after)
+    # Not one django.request ERROR line per refusal: under overload that is log volume and worker
+    # time spent where neither can be afforded; the access log still shows every 503/504.
+    response._has_been_logged = True
+    return response

@@ -1,0 +1,1 @@
+from tests.containers.conftest import backends  # noqa: F401 - recording backends for CreateSandbox
