@@ -92,13 +92,14 @@ class DrainLimitedInput:
 
     def __init__(self, stream, limit: int, step: int | None = None):
         self.stream = stream
-        self.remaining = limit
+        self.limit = self.remaining = limit
         self.step = step or limit
         self.abandoned = False
 
     def read(self, size: int = -1) -> bytes:
         if self.remaining <= 0:
-            self.abandoned = self.abandoned or bool(self.stream.read(1))
+            # Past the limit: is there more? (A request without a body has nothing to ask.)
+            self.abandoned = self.abandoned or (self.limit > 0 and bool(self.stream.read(1)))
             return b""
         size = min(self.step, self.remaining if size is None or size < 0 else min(size, self.remaining))
         data = self.stream.read(size)
