@@ -16,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 
 from audit.services import record
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 WRITES = frozenset({"add", "change", "delete"})
 

@@ -36,7 +36,7 @@ INSTALLED_APPS = [
     "audit",
     "namespaces",
     "apikeys",
-    "containers",
+    "workloads",  # app label "containers"
     "uploads",
     "idempotency",
     "axes",  # throttles /admin/login/ failures (README "Console login throttle")
@@ -159,11 +159,11 @@ RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 RPC_SERVICES = [
     "controlplane.auth.rpc.IdentityService",
     "namespaces.rpc.NamespaceService",
-    "containers.rpc.jobs.JobService",
-    "containers.rpc.sandboxes.SandboxService",
-    "containers.rpc.environments.EnvironmentService",
-    "containers.rpc.workspaces.WorkspaceService",
-    "containers.rpc.egress.EgressService",
+    "workloads.rpc.jobs.JobService",
+    "workloads.rpc.sandboxes.SandboxService",
+    "workloads.rpc.environments.EnvironmentService",
+    "workloads.rpc.workspaces.WorkspaceService",
+    "workloads.rpc.egress.EgressService",
     "uploads.rpc.BucketUploadsService",
 ]
 
@@ -202,6 +202,9 @@ BEARER_AUTHENTICATORS = [
     "controlplane.auth.oidc.JwtAuthenticator",  # anything not cpk_: a JWT from the identity provider
 ]
 SESSION_AUTHENTICATOR = "controlplane.auth.authenticators.SessionAuthenticator"
+# OIDC groups → {namespace: role}, through the namespaces' group bindings (injected, so that
+# authentication does not import the apps built on it).
+OIDC_ROLE_RESOLVER = "namespaces.selectors.roles_for_groups"
 
 # Human sign-in (OIDC authorization code flow with PKCE; README "Human sign-in").
 # Unset OIDC_ISSUER/OIDC_CLIENT_ID: /auth/login answers `unimplemented`, API keys still work.

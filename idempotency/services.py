@@ -21,12 +21,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 from .models import RequestRecord
 
 MAX_REQUEST_ID_LENGTH = 128
-_REQUEST_ID_RE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces (a UUID is recommended)
+_REQUEST_ID_RE = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no spaces (a UUID is recommended)
 
 
 def idempotent(method: str, *, reference: Callable, replay: Callable):
@@ -61,7 +61,7 @@ def validate_request_id(request_id: str) -> str:
         raise Error.invalid_argument(
             "requestId", f"must be at most {MAX_REQUEST_ID_LENGTH} characters, got {len(request_id)}"
         )
-    if not _REQUEST_ID_RE.match(request_id):
+    if not _REQUEST_ID_RE.fullmatch(request_id):
         raise Error.invalid_argument("requestId", "must be printable ASCII without spaces, e.g. a UUID")
     return request_id
 

@@ -16,7 +16,6 @@ from django.urls import reverse
 
 from apikeys.services import issue_api_key
 from audit.services import record
-from containers import backends as containers_backends
 from controlplane.auth import Role
 from tests.conftest import SYSTEM
 from tests.containers import world
@@ -24,6 +23,7 @@ from tests.containers.conftest import BACKEND_SETTINGS
 from tests.oidc.test_e2e_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.uploads_factory import add, make_bucket
 from tests.uploads_factory import record as upload_record
+from workloads import backends as containers_backends
 
 pytestmark = pytest.mark.e2e
 WIDTH = 1280

@@ -17,10 +17,10 @@ from django.test.utils import CaptureQueriesContext
 
 from apikeys import selectors as key_selectors
 from apikeys.models import ApiKey
-from containers import selectors
-from containers.models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 from namespaces import selectors as namespace_selectors
 from namespaces.models import Namespace
+from workloads import selectors
+from workloads.models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 
 pytestmark = pytest.mark.django_db
 

@@ -7,13 +7,13 @@ import ast
 
 import pytest
 
-from containers.services import environments, jobs, workspaces
-from containers.services.common import validate_image
-from containers.services.egress import parse_target
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import dns_label_validator
 from namespaces.services import PullSecret, Target, create_namespace, validate_pull_secrets, validate_target
 from tests.conftest import ROOT, SYSTEM
+from workloads.services import environments, jobs, workspaces
+from workloads.services.common import validate_image
+from workloads.services.egress import parse_target
 
 NEWLINE_CASES = {
     "namespace": lambda: create_namespace(actor=SYSTEM, name="team-a\n"),

@@ -13,22 +13,22 @@ from dataclasses import dataclass
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from google.protobuf import descriptor_pool, json_format
+from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from apikeys.models import ApiKey
-from containers.models import EgressGrant, Environment, Job, Sandbox, Workspace
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from controlplane.rpc.registry import registry
 from controlplane.rpc.validation import limits_of
 from namespaces.models import GroupBinding, ImagePullSecret, InternalTarget, Namespace
 from namespaces.services import PullSecret, Target, create_namespace
 from tests.conftest import SYSTEM
 from uploads.models import Bucket
+from workloads.models import EgressGrant, Environment, Job, Sandbox, Workspace
 
 pytestmark = pytest.mark.django_db
 
-PROCEDURES = sorted(registry.procedures)
+PROCEDURES = sorted(registry.methods)
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _cases(kind) -> list:
     return [
         pytest.param(procedure, case, id=f"{procedure.rsplit('.', 1)[-1]}:{case.path}")
         for procedure in PROCEDURES
-        for case in kind(registry.get(procedure).spec.request.DESCRIPTOR)
+        for case in kind(registry.methods[procedure].input_type)
     ]
 
 
@@ -107,7 +107,7 @@ def test_every_request_string_declares_a_maximum():
 
 
 def _send(rpc, admin_key, procedure: str, case: Case, size: int, codec: str):
-    message = registry.get(procedure).spec.request()
+    message = message_factory.GetMessageClass(registry.methods[procedure].input_type)()
     case.fill(message, size)
     if codec == "proto":
         return rpc(procedure, data=message.SerializeToString(), content_type="application/proto", token=admin_key)

@@ -12,7 +12,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from containers.api.v1 import job_pb2, namespace_pb2
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from controlplane.rpc.validation import validate_request
 from uploads.api.v1 import uploads_pb2
 

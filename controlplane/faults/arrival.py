@@ -15,7 +15,7 @@ import time
 from contextvars import ContextVar
 
 ARRIVAL_KEY = "controlplane.arrival"  # wall-clock seconds since the epoch (time.time())
-_TIMEOUT_RE = re.compile(r"^[0-9]{1,10}$")
+_TIMEOUT_RE = re.compile(r"[0-9]{1,10}")
 
 # The deadline (time.monotonic()) of the call being served, for code far from the request
 # such as the connection pool's wait; None when the call has no deadline.
@@ -72,7 +72,7 @@ def timeout_ms(environ) -> int | None:
     Malformed values are left to the RPC layer, which answers invalid_argument for them.
     """
     value = (environ.get("HTTP_CONNECT_TIMEOUT_MS") or "").strip()
-    if not _TIMEOUT_RE.match(value) or int(value) == 0:
+    if not _TIMEOUT_RE.fullmatch(value) or int(value) == 0:
         return None
     return int(value)
 

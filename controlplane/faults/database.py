@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import InterfaceError, OperationalError
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 # What Retry-After says: the pool reconnects within a fraction of a second of the
 # database returning, so clients need not back off for long.

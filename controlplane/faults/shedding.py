@@ -9,13 +9,13 @@ calls whose clients have given up.
 
 from __future__ import annotations
 
-import json
 import time
 
 from django.conf import settings
 from django.http import HttpResponse
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
+from controlplane.rpc.errors import error_response as connect_error_response
 
 from .arrival import call_deadline, current_deadline, stamp, timeout_ms
 
@@ -57,10 +57,7 @@ def _refusal(arrived: float, deadline: float | None) -> Error | None:
 
 def error_response(error: Error) -> HttpResponse:
     """A Connect error (JSON body, HTTP status of the code, Retry-After when given)."""
-    body = json.dumps(error.to_json(), separators=(",", ":"))
-    response = HttpResponse(body, status=error.code.http_status, content_type="application/json")
-    if error.retry_after is not None:
-        response["Retry-After"] = str(error.retry_after)
+    response = connect_error_response(error)
     # Not one django.request ERROR line per refusal: under overload that is log volume and worker
     # time spent where neither can be afforded; the access log still shows every 503/504.
     response._has_been_logged = True

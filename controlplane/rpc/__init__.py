@@ -1,18 +1,20 @@
-"""Connect unary RPC for Django: declare services, check permissions, speak the protocol."""
+"""RPC services on the connectrpc runtime: declare services, check permissions, map errors."""
 
-from .codes import Code
-from .errors import Error
+from controlplane.errors import Code, Error
+
+from .context import present_fields, principal_of
 from .permissions import AdminOnly, Authenticated, NamespaceRole, Permission
-from .service import Context, Service, rpc
+from .service import Service, rpc
 
 __all__ = [
     "AdminOnly",
     "Authenticated",
     "Code",
-    "Context",
     "Error",
     "NamespaceRole",
     "Permission",
     "Service",
+    "present_fields",
+    "principal_of",
     "rpc",
 ]

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.conf import settings
 from django.utils.crypto import salted_hmac
 
-from .errors import Error
+from controlplane.errors import Error
 
 _NONCE_BYTES = 12
 _TAG_BYTES = 16

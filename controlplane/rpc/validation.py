@@ -17,8 +17,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from controlplane import limits_pb2
-
-from .errors import Error
+from controlplane.errors import Error
 
 # google/protobuf/timestamp.proto: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
 MIN_TIMESTAMP_SECONDS = -62_135_596_800

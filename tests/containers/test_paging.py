@@ -12,9 +12,9 @@ import pytest
 from django.core import signing
 from django.utils import timezone
 
-from containers.models import Job
 from controlplane.auth import Role
 from controlplane.rpc import Error, pagination
+from workloads.models import Job
 
 from .world import path
 

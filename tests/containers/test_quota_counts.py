@@ -4,9 +4,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from containers.services import egress, environments, jobs, sandboxes, workspaces
 from namespaces.services import update_namespace
 from tests.conftest import SYSTEM
+from workloads.services import egress, environments, jobs, sandboxes, workspaces
 
 pytestmark = pytest.mark.django_db
 

@@ -21,10 +21,10 @@ import uuid
 import pytest
 from django.db import connections, transaction
 
-from containers.models import Job
 from controlplane.auth import Role
 from namespaces.models import Namespace
 from tests.live import ServiceProcess
+from workloads.models import Job
 
 TIMEOUT_MS = 500
 CLIENTS = 32

@@ -13,10 +13,10 @@ from django.test import Client
 from django.utils import timezone
 
 from apikeys.models import ApiKey
-from containers.models import EgressGrant, Environment, Job, Sandbox, Workspace
 from controlplane.auth import Role
 from idempotency.models import RequestRecord
 from tests.containers.world import path
+from workloads.models import EgressGrant, Environment, Job, Sandbox, Workspace
 
 pytestmark = pytest.mark.django_db
 

@@ -15,9 +15,9 @@ from cpsdk._gen.containers.api.v1 import job_pb2
 from cpsdk._transport import prepare
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from containers.services.jobs import run_job
 from controlplane.auth import Role as ServerRole
 from tests.conftest import SYSTEM
+from workloads.services.jobs import run_job
 
 pytestmark = pytest.mark.e2e
 
@@ -150,6 +150,8 @@ def test_request_id_makes_a_creating_call_retryable():
     message = file.message_type.add(name="CreateThingRequest")
     message.field.add(name="name", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
     message.field.add(name="request_id", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
+    plain = file.message_type.add(name="CreateOtherRequest")
+    plain.field.add(name="name", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("sdktest.CreateThingRequest"))
@@ -160,7 +162,10 @@ def test_request_id_makes_a_creating_call_retryable():
     assert uuid.UUID(request.request_id).version == 4
     given = cls(name="x", request_id="caller-chosen")
     assert prepare(run_job_method, given) is True and given.request_id == "caller-chosen"
-    assert prepare(run_job_method, job_pb2.RunJobRequest()) is False  # no request_id: not retried
+    other = message_factory.GetMessageClass(pool.FindMessageTypeByName("sdktest.CreateOtherRequest"))
+    assert prepare(run_job_method, other(name="x")) is False  # no request_id field: never retried
+    run_job = job_pb2.RunJobRequest()
+    assert prepare(run_job_method, run_job) is True and run_job.request_id  # RunJob declares request_id
 
 
 def test_async_clients(sdk_service, keys):

@@ -21,7 +21,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e
 
-FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*(?=\n|\Z)", re.MULTILINE | re.DOTALL)
 
 
 def section(title: str) -> str:

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from controlplane.auth import Principal
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from uploads.services import seed_uploads
 
 from ._bucket import bucket_argument

@@ -103,7 +103,7 @@ class EgressServiceASGIApplication(ConnectASGIApplication[EgressService]):
                         service_name="containers.api.v1.EgressService",
                         input=ListEgressGrantsRequest,
                         output=ListEgressGrantsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_egress_grants,
@@ -114,7 +114,7 @@ class EgressServiceASGIApplication(ConnectASGIApplication[EgressService]):
                         service_name="containers.api.v1.EgressService",
                         input=ListEgressEventsRequest,
                         output=ListEgressEventsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_egress_events,
@@ -222,6 +222,7 @@ class EgressServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListEgressGrantsResponse:
         return await self.execute_unary(
             request=request,
@@ -230,11 +231,12 @@ class EgressServiceClient(ConnectClient):
                 service_name="containers.api.v1.EgressService",
                 input=ListEgressGrantsRequest,
                 output=ListEgressGrantsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def list_egress_events(
         self,
@@ -242,6 +244,7 @@ class EgressServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListEgressEventsResponse:
         return await self.execute_unary(
             request=request,
@@ -250,11 +253,12 @@ class EgressServiceClient(ConnectClient):
                 service_name="containers.api.v1.EgressService",
                 input=ListEgressEventsRequest,
                 output=ListEgressEventsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def report_egress_event(
         self,
@@ -341,7 +345,7 @@ class EgressServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.EgressService",
                         input=ListEgressGrantsRequest,
                         output=ListEgressGrantsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_egress_grants,
@@ -352,7 +356,7 @@ class EgressServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.EgressService",
                         input=ListEgressEventsRequest,
                         output=ListEgressEventsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_egress_events,
@@ -460,6 +464,7 @@ class EgressServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListEgressGrantsResponse:
         return self.execute_unary(
             request=request,
@@ -468,11 +473,12 @@ class EgressServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.EgressService",
                 input=ListEgressGrantsRequest,
                 output=ListEgressGrantsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def list_egress_events(
         self,
@@ -480,6 +486,7 @@ class EgressServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListEgressEventsResponse:
         return self.execute_unary(
             request=request,
@@ -488,11 +495,12 @@ class EgressServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.EgressService",
                 input=ListEgressEventsRequest,
                 output=ListEgressEventsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def report_egress_event(
         self,

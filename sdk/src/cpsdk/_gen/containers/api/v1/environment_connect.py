@@ -87,7 +87,7 @@ class EnvironmentServiceASGIApplication(ConnectASGIApplication[EnvironmentServic
                         service_name="containers.api.v1.EnvironmentService",
                         input=GetEnvironmentRequest,
                         output=GetEnvironmentResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_environment,
@@ -98,7 +98,7 @@ class EnvironmentServiceASGIApplication(ConnectASGIApplication[EnvironmentServic
                         service_name="containers.api.v1.EnvironmentService",
                         input=ListEnvironmentsRequest,
                         output=ListEnvironmentsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_environments,
@@ -181,6 +181,7 @@ class EnvironmentServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetEnvironmentResponse:
         return await self.execute_unary(
             request=request,
@@ -189,11 +190,12 @@ class EnvironmentServiceClient(ConnectClient):
                 service_name="containers.api.v1.EnvironmentService",
                 input=GetEnvironmentRequest,
                 output=GetEnvironmentResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def list_environments(
         self,
@@ -201,6 +203,7 @@ class EnvironmentServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListEnvironmentsResponse:
         return await self.execute_unary(
             request=request,
@@ -209,11 +212,12 @@ class EnvironmentServiceClient(ConnectClient):
                 service_name="containers.api.v1.EnvironmentService",
                 input=ListEnvironmentsRequest,
                 output=ListEnvironmentsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def build_environment(
         self,
@@ -287,7 +291,7 @@ class EnvironmentServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.EnvironmentService",
                         input=GetEnvironmentRequest,
                         output=GetEnvironmentResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_environment,
@@ -298,7 +302,7 @@ class EnvironmentServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.EnvironmentService",
                         input=ListEnvironmentsRequest,
                         output=ListEnvironmentsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_environments,
@@ -381,6 +385,7 @@ class EnvironmentServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetEnvironmentResponse:
         return self.execute_unary(
             request=request,
@@ -389,11 +394,12 @@ class EnvironmentServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.EnvironmentService",
                 input=GetEnvironmentRequest,
                 output=GetEnvironmentResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def list_environments(
         self,
@@ -401,6 +407,7 @@ class EnvironmentServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListEnvironmentsResponse:
         return self.execute_unary(
             request=request,
@@ -409,11 +416,12 @@ class EnvironmentServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.EnvironmentService",
                 input=ListEnvironmentsRequest,
                 output=ListEnvironmentsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def build_environment(
         self,

@@ -90,7 +90,7 @@ class JobServiceASGIApplication(ConnectASGIApplication[JobService]):
                         service_name="containers.api.v1.JobService",
                         input=GetJobRequest,
                         output=GetJobResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_job,
@@ -101,7 +101,7 @@ class JobServiceASGIApplication(ConnectASGIApplication[JobService]):
                         service_name="containers.api.v1.JobService",
                         input=ListJobsRequest,
                         output=ListJobsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_jobs,
@@ -187,6 +187,7 @@ class JobServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetJobResponse:
         return await self.execute_unary(
             request=request,
@@ -195,11 +196,12 @@ class JobServiceClient(ConnectClient):
                 service_name="containers.api.v1.JobService",
                 input=GetJobRequest,
                 output=GetJobResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def list_jobs(
         self,
@@ -207,6 +209,7 @@ class JobServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListJobsResponse:
         return await self.execute_unary(
             request=request,
@@ -215,11 +218,12 @@ class JobServiceClient(ConnectClient):
                 service_name="containers.api.v1.JobService",
                 input=ListJobsRequest,
                 output=ListJobsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def cancel_job(
         self,
@@ -296,7 +300,7 @@ class JobServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.JobService",
                         input=GetJobRequest,
                         output=GetJobResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_job,
@@ -307,7 +311,7 @@ class JobServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.JobService",
                         input=ListJobsRequest,
                         output=ListJobsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_jobs,
@@ -393,6 +397,7 @@ class JobServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetJobResponse:
         return self.execute_unary(
             request=request,
@@ -401,11 +406,12 @@ class JobServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.JobService",
                 input=GetJobRequest,
                 output=GetJobResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def list_jobs(
         self,
@@ -413,6 +419,7 @@ class JobServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListJobsResponse:
         return self.execute_unary(
             request=request,
@@ -421,11 +428,12 @@ class JobServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.JobService",
                 input=ListJobsRequest,
                 output=ListJobsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def cancel_job(
         self,

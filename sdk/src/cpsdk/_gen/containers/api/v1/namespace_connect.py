@@ -99,7 +99,7 @@ class NamespaceServiceASGIApplication(ConnectASGIApplication[NamespaceService]):
                         service_name="containers.api.v1.NamespaceService",
                         input=GetNamespaceRequest,
                         output=Namespace,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_namespace,
@@ -110,7 +110,7 @@ class NamespaceServiceASGIApplication(ConnectASGIApplication[NamespaceService]):
                         service_name="containers.api.v1.NamespaceService",
                         input=ListNamespacesRequest,
                         output=ListNamespacesResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_namespaces,
@@ -154,7 +154,7 @@ class NamespaceServiceASGIApplication(ConnectASGIApplication[NamespaceService]):
                         service_name="containers.api.v1.NamespaceService",
                         input=ListApiKeysRequest,
                         output=ListApiKeysResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_api_keys,
@@ -237,6 +237,7 @@ class NamespaceServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> Namespace:
         return await self.execute_unary(
             request=request,
@@ -245,11 +246,12 @@ class NamespaceServiceClient(ConnectClient):
                 service_name="containers.api.v1.NamespaceService",
                 input=GetNamespaceRequest,
                 output=Namespace,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def list_namespaces(
         self,
@@ -257,6 +259,7 @@ class NamespaceServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListNamespacesResponse:
         return await self.execute_unary(
             request=request,
@@ -265,11 +268,12 @@ class NamespaceServiceClient(ConnectClient):
                 service_name="containers.api.v1.NamespaceService",
                 input=ListNamespacesRequest,
                 output=ListNamespacesResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def update_namespace(
         self,
@@ -340,6 +344,7 @@ class NamespaceServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListApiKeysResponse:
         return await self.execute_unary(
             request=request,
@@ -348,11 +353,12 @@ class NamespaceServiceClient(ConnectClient):
                 service_name="containers.api.v1.NamespaceService",
                 input=ListApiKeysRequest,
                 output=ListApiKeysResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def revoke_api_key(
         self,
@@ -435,7 +441,7 @@ class NamespaceServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.NamespaceService",
                         input=GetNamespaceRequest,
                         output=Namespace,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_namespace,
@@ -446,7 +452,7 @@ class NamespaceServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.NamespaceService",
                         input=ListNamespacesRequest,
                         output=ListNamespacesResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_namespaces,
@@ -490,7 +496,7 @@ class NamespaceServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.NamespaceService",
                         input=ListApiKeysRequest,
                         output=ListApiKeysResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_api_keys,
@@ -573,6 +579,7 @@ class NamespaceServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> Namespace:
         return self.execute_unary(
             request=request,
@@ -581,11 +588,12 @@ class NamespaceServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.NamespaceService",
                 input=GetNamespaceRequest,
                 output=Namespace,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def list_namespaces(
         self,
@@ -593,6 +601,7 @@ class NamespaceServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListNamespacesResponse:
         return self.execute_unary(
             request=request,
@@ -601,11 +610,12 @@ class NamespaceServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.NamespaceService",
                 input=ListNamespacesRequest,
                 output=ListNamespacesResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def update_namespace(
         self,
@@ -676,6 +686,7 @@ class NamespaceServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListApiKeysResponse:
         return self.execute_unary(
             request=request,
@@ -684,11 +695,12 @@ class NamespaceServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.NamespaceService",
                 input=ListApiKeysRequest,
                 output=ListApiKeysResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def revoke_api_key(
         self,

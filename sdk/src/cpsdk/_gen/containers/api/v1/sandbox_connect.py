@@ -100,7 +100,7 @@ class SandboxServiceASGIApplication(ConnectASGIApplication[SandboxService]):
                         service_name="containers.api.v1.SandboxService",
                         input=GetSandboxRequest,
                         output=GetSandboxResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_sandbox,
@@ -111,7 +111,7 @@ class SandboxServiceASGIApplication(ConnectASGIApplication[SandboxService]):
                         service_name="containers.api.v1.SandboxService",
                         input=ListSandboxesRequest,
                         output=ListSandboxesResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_sandboxes,
@@ -133,7 +133,7 @@ class SandboxServiceASGIApplication(ConnectASGIApplication[SandboxService]):
                         service_name="containers.api.v1.SandboxService",
                         input=GetPreviewUrlRequest,
                         output=GetPreviewUrlResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_preview_url,
@@ -144,7 +144,7 @@ class SandboxServiceASGIApplication(ConnectASGIApplication[SandboxService]):
                         service_name="containers.api.v1.SandboxService",
                         input=GetAppKeyRequest,
                         output=GetAppKeyResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_app_key,
@@ -220,6 +220,7 @@ class SandboxServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetSandboxResponse:
         return await self.execute_unary(
             request=request,
@@ -228,11 +229,12 @@ class SandboxServiceClient(ConnectClient):
                 service_name="containers.api.v1.SandboxService",
                 input=GetSandboxRequest,
                 output=GetSandboxResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def list_sandboxes(
         self,
@@ -240,6 +242,7 @@ class SandboxServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListSandboxesResponse:
         return await self.execute_unary(
             request=request,
@@ -248,11 +251,12 @@ class SandboxServiceClient(ConnectClient):
                 service_name="containers.api.v1.SandboxService",
                 input=ListSandboxesRequest,
                 output=ListSandboxesResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def delete_sandbox(
         self,
@@ -280,6 +284,7 @@ class SandboxServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetPreviewUrlResponse:
         """
         unimplemented when no preview domain is configured.
@@ -291,11 +296,12 @@ class SandboxServiceClient(ConnectClient):
                 service_name="containers.api.v1.SandboxService",
                 input=GetPreviewUrlRequest,
                 output=GetPreviewUrlResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def get_app_key(
         self,
@@ -303,6 +309,7 @@ class SandboxServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetAppKeyResponse:
         """
         The key the sandbox's app uses; readable by operators ("read an app key").
@@ -314,11 +321,12 @@ class SandboxServiceClient(ConnectClient):
                 service_name="containers.api.v1.SandboxService",
                 input=GetAppKeyRequest,
                 output=GetAppKeyResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
 
 class SandboxServiceSync(Protocol):
@@ -382,7 +390,7 @@ class SandboxServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.SandboxService",
                         input=GetSandboxRequest,
                         output=GetSandboxResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_sandbox,
@@ -393,7 +401,7 @@ class SandboxServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.SandboxService",
                         input=ListSandboxesRequest,
                         output=ListSandboxesResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_sandboxes,
@@ -415,7 +423,7 @@ class SandboxServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.SandboxService",
                         input=GetPreviewUrlRequest,
                         output=GetPreviewUrlResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_preview_url,
@@ -426,7 +434,7 @@ class SandboxServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.SandboxService",
                         input=GetAppKeyRequest,
                         output=GetAppKeyResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_app_key,
@@ -502,6 +510,7 @@ class SandboxServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetSandboxResponse:
         return self.execute_unary(
             request=request,
@@ -510,11 +519,12 @@ class SandboxServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.SandboxService",
                 input=GetSandboxRequest,
                 output=GetSandboxResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def list_sandboxes(
         self,
@@ -522,6 +532,7 @@ class SandboxServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListSandboxesResponse:
         return self.execute_unary(
             request=request,
@@ -530,11 +541,12 @@ class SandboxServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.SandboxService",
                 input=ListSandboxesRequest,
                 output=ListSandboxesResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def delete_sandbox(
         self,
@@ -562,6 +574,7 @@ class SandboxServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetPreviewUrlResponse:
         """
         unimplemented when no preview domain is configured.
@@ -573,11 +586,12 @@ class SandboxServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.SandboxService",
                 input=GetPreviewUrlRequest,
                 output=GetPreviewUrlResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def get_app_key(
         self,
@@ -585,6 +599,7 @@ class SandboxServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetAppKeyResponse:
         """
         The key the sandbox's app uses; readable by operators ("read an app key").
@@ -596,9 +611,10 @@ class SandboxServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.SandboxService",
                 input=GetAppKeyRequest,
                 output=GetAppKeyResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )

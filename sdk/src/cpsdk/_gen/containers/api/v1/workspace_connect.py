@@ -88,7 +88,7 @@ class WorkspaceServiceASGIApplication(ConnectASGIApplication[WorkspaceService]):
                         service_name="containers.api.v1.WorkspaceService",
                         input=GetWorkspaceRequest,
                         output=GetWorkspaceResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_workspace,
@@ -99,7 +99,7 @@ class WorkspaceServiceASGIApplication(ConnectASGIApplication[WorkspaceService]):
                         service_name="containers.api.v1.WorkspaceService",
                         input=ListWorkspacesRequest,
                         output=ListWorkspacesResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_workspaces,
@@ -183,6 +183,7 @@ class WorkspaceServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetWorkspaceResponse:
         return await self.execute_unary(
             request=request,
@@ -191,11 +192,12 @@ class WorkspaceServiceClient(ConnectClient):
                 service_name="containers.api.v1.WorkspaceService",
                 input=GetWorkspaceRequest,
                 output=GetWorkspaceResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def list_workspaces(
         self,
@@ -203,6 +205,7 @@ class WorkspaceServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListWorkspacesResponse:
         return await self.execute_unary(
             request=request,
@@ -211,11 +214,12 @@ class WorkspaceServiceClient(ConnectClient):
                 service_name="containers.api.v1.WorkspaceService",
                 input=ListWorkspacesRequest,
                 output=ListWorkspacesResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     async def delete_workspace(
         self,
@@ -290,7 +294,7 @@ class WorkspaceServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.WorkspaceService",
                         input=GetWorkspaceRequest,
                         output=GetWorkspaceResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_workspace,
@@ -301,7 +305,7 @@ class WorkspaceServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="containers.api.v1.WorkspaceService",
                         input=ListWorkspacesRequest,
                         output=ListWorkspacesResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_workspaces,
@@ -385,6 +389,7 @@ class WorkspaceServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> GetWorkspaceResponse:
         return self.execute_unary(
             request=request,
@@ -393,11 +398,12 @@ class WorkspaceServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.WorkspaceService",
                 input=GetWorkspaceRequest,
                 output=GetWorkspaceResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def list_workspaces(
         self,
@@ -405,6 +411,7 @@ class WorkspaceServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListWorkspacesResponse:
         return self.execute_unary(
             request=request,
@@ -413,11 +420,12 @@ class WorkspaceServiceClientSync(ConnectClientSync):
                 service_name="containers.api.v1.WorkspaceService",
                 input=ListWorkspacesRequest,
                 output=ListWorkspacesResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
     def delete_workspace(
         self,

@@ -70,7 +70,7 @@ class BucketUploadsServiceASGIApplication(ConnectASGIApplication[BucketUploadsSe
                         service_name="uploads.api.v1.BucketUploadsService",
                         input=ListUploadsRequest,
                         output=ListUploadsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_uploads,
@@ -123,6 +123,7 @@ class BucketUploadsServiceClient(ConnectClient):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListUploadsResponse:
         """
         Filters, sorts and pages the uploads of one bucket (or, for an empty bucket
@@ -136,11 +137,12 @@ class BucketUploadsServiceClient(ConnectClient):
                 service_name="uploads.api.v1.BucketUploadsService",
                 input=ListUploadsRequest,
                 output=ListUploadsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )
 
 class BucketUploadsServiceSync(Protocol):
@@ -174,7 +176,7 @@ class BucketUploadsServiceWSGIApplication(ConnectWSGIApplication):
                         service_name="uploads.api.v1.BucketUploadsService",
                         input=ListUploadsRequest,
                         output=ListUploadsResponse,
-                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_uploads,
@@ -227,6 +229,7 @@ class BucketUploadsServiceClientSync(ConnectClientSync):
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
+        use_get: bool = False,
     ) -> ListUploadsResponse:
         """
         Filters, sorts and pages the uploads of one bucket (or, for an empty bucket
@@ -240,9 +243,10 @@ class BucketUploadsServiceClientSync(ConnectClientSync):
                 service_name="uploads.api.v1.BucketUploadsService",
                 input=ListUploadsRequest,
                 output=ListUploadsResponse,
-                idempotency_level=IdempotencyLevel.UNKNOWN,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+            use_get=use_get,
         )

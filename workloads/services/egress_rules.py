@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 NETWORKS_SETTING = "CONTAINERS_EGRESS_DENIED_NETWORKS"
 HOSTS_SETTING = "CONTAINERS_EGRESS_DENIED_HOSTS"

@@ -2,7 +2,7 @@
 
 from containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
 from controlplane.auth import Principal, Role
-from namespaces.messages import timestamp
+from namespaces.converters import timestamp
 
 from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 

@@ -6,7 +6,7 @@ import re
 
 from django.db.models import QuerySet
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from idempotency.services import idempotent
 from namespaces.models import Namespace
 from namespaces.services import json_name, lock_namespace

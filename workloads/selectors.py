@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from django.db.models import Model, Q
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import Namespace
 
 from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace

@@ -1,0 +1,41 @@
+from containers.api.v1 import job_pb2 as pb
+from containers.api.v1.job_connect import JobServiceSync, JobServiceWSGIApplication
+from controlplane.rpc import Service, principal_of, rpc
+
+from .. import selectors
+from ..converters import job_to_proto
+from ..models import Job
+from ..permissions import operator, viewer
+from ..services import jobs
+from .paging import list_page
+
+
+class JobService(Service, JobServiceSync):
+    descriptor = pb.DESCRIPTOR.services_by_name["JobService"]
+    application = JobServiceWSGIApplication
+
+    @rpc(permission=operator())
+    def run_job(self, request, ctx):
+        job = jobs.run_job(
+            actor=principal_of(ctx),
+            namespace=request.namespace,
+            image=request.image,
+            command=list(request.command),
+            env=dict(request.env),
+            request_id=request.request_id,
+        )
+        return pb.RunJobResponse(job=job_to_proto(job, principal_of(ctx)))
+
+    @rpc(permission=viewer(Job))
+    def get_job(self, request, ctx):
+        return pb.GetJobResponse(job=job_to_proto(selectors.get(Job, request.job_id), principal_of(ctx)))
+
+    @rpc(permission=viewer())
+    def list_jobs(self, request, ctx):
+        page, token = list_page(Job, request)
+        return pb.ListJobsResponse(jobs=[job_to_proto(j, principal_of(ctx)) for j in page], next_page_token=token)
+
+    @rpc(permission=operator(Job))
+    def cancel_job(self, request, ctx):
+        job = jobs.cancel_job(actor=principal_of(ctx), job_id=request.job_id)
+        return pb.CancelJobResponse(job=job_to_proto(job, principal_of(ctx)))
