@@ -7,20 +7,18 @@ file under var/ — the embedded default.
 
 from pathlib import Path
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
+from controlplane.config import StrictEnv, require_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# Strict: a malformed value raises SettingError naming the setting and the fix (controlplane/config.py).
+env = StrictEnv()
+StrictEnv.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=True)
 
 _DEV_SECRET_KEY = "django-insecure-dev-only-key-never-use-in-production-0123456789"
-SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET_KEY if DEBUG else "")
-if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+SECRET_KEY = require_secret_key(env.str("SECRET_KEY", default=_DEV_SECRET_KEY if DEBUG else ""))
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -70,7 +68,7 @@ TEMPLATES = [
 ]
 
 # Database: DATABASE_URL, e.g. postgres://user@127.0.0.1:5432/controlplane.
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'controlplane.sqlite3'}")}
+DATABASES = {"default": env.database("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'controlplane.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # psycopg 3 with Django's built-in connection pool (CONN_MAX_AGE must stay 0 with it).
     if env.bool("DATABASE_POOL", default=True):
