@@ -37,13 +37,19 @@ def api_services() -> list[ApiService]:
             ApiMethod(
                 name=method.name,
                 path=f"/{descriptor.full_name}/{method.name}",
-                request=method.input_type.full_name,
-                response=method.output_type.full_name,
+                request=_short_name(method.input_type, descriptor),
+                response=_short_name(method.output_type, descriptor),
             )
             for method in descriptor.methods
         ]
         services.append(ApiService(name=descriptor.full_name, proto_file=descriptor.file.name, methods=methods))
     return services
+
+
+def _short_name(message, service) -> str:
+    """A message's name without the package when it is the service's own (as in its .proto)."""
+    package = service.file.package
+    return message.full_name.removeprefix(f"{package}.") if package else message.full_name
 
 
 def landing(request):

@@ -35,8 +35,9 @@ def test_api_description_lists_every_service_and_method(client):
     for service in services:
         assert f'href="/api/proto/{service.proto_file}"' in page
         for method in service.methods:
-            assert f"POST {method.path}</code>" in page
-    assert "POST /uploads.api.v1.BucketUploadsService/ListUploads</code>" in page
+            assert f'<code title="POST {method.path}">{method.name}</code>' in page
+    assert '<code title="POST /uploads.api.v1.BucketUploadsService/ListUploads">ListUploads</code>' in page
+    assert "<td>ListUploadsRequest</td><td>ListUploadsResponse</td>" in page
 
 
 def test_proto_files_are_served_as_text(client):
