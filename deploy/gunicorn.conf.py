@@ -19,7 +19,6 @@ backlog = 64
 # A request running longer is killed and its worker replaced (nginx answers 502).
 timeout = 30
 graceful_timeout = 30
-keepalive = 2
 # Recycle workers now and then, so that slow leaks cannot accumulate.
 max_requests = 2000
 max_requests_jitter = 200
