@@ -10,6 +10,8 @@ import pytest
 from controlplane.config import SettingError, StrictEnv
 from tests.conftest import ROOT
 
+# The pool settings are read for PostgreSQL only (whatever database the suite runs on).
+POOLED_POSTGRES = {"DATABASE_URL": "postgres://cp@db.internal:5432/controlplane"}
 SECRET = "a-production-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
 
 
@@ -29,7 +31,11 @@ def run(command: list[str], **environment: str) -> tuple[subprocess.CompletedPro
         ({"DATABASE_URL": "mysql://db/x"}, "DATABASE_URL='mysql://db/x'", "or sqlite:///PATH"),
         ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean", "set it to true or false"),
         ({"DEBUG": "false"}, "SECRET_KEY is not set and DEBUG is off", "export SECRET_KEY=$(python3 -c"),
-        ({"DATABASE_POOL_MAX_SIZE": "ten"}, "POOL_MAX_SIZE='ten' is not a whole number", "e.g. DATABASE_POOL_MAX"),
+        (
+            POOLED_POSTGRES | {"DATABASE_POOL_MAX_SIZE": "ten"},
+            "POOL_MAX_SIZE='ten' is not a whole",
+            "e.g. DATABASE_POOL",
+        ),
     ],
 )
 def test_manage_py_reports_a_bad_setting_in_one_line(environment, named, fix):
