@@ -35,6 +35,7 @@ test:
 # Regenerates the committed Python code from proto/ (tests fail when it is stale).
 proto:
 	$(PY) -m grpc_tools.protoc -I proto --python_out=. --pyi_out=. $(PROTOS)
+	$(PY) scripts/gen_sdk_proto.py
 
 lint:
 	$(VENV)/bin/ruff check .

@@ -10,7 +10,7 @@ from django.urls import path
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
-from controlplane.admin_site import ReadOnlyPrincipalPermissions, is_console_admin
+from controlplane.admin_site import ConsoleAdmin, is_console_admin
 from controlplane.auth import Role
 from controlplane.rpc import Error
 from namespaces.models import Namespace
@@ -48,7 +48,7 @@ class IssueApiKeyForm(forms.Form):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(ReadOnlyPrincipalPermissions, admin.ModelAdmin):
+class ApiKeyAdmin(ConsoleAdmin):
     """Keys change only through the services: issue_view and the revoke action."""
 
     list_display = [
@@ -56,7 +56,6 @@ class ApiKeyAdmin(ReadOnlyPrincipalPermissions, admin.ModelAdmin):
         "name",
         "namespace",
         "role_name",
-        "kind",
         "created_at",
         "last_used_at",
         "expires_at",
@@ -72,7 +71,8 @@ class ApiKeyAdmin(ReadOnlyPrincipalPermissions, admin.ModelAdmin):
 
     @admin.display(description="role", ordering="role")
     def role_name(self, obj):
-        return Role(obj.role).wire_name
+        # Agent keys hold no role (only their sandbox and workspace).
+        return Role(obj.role).wire_name if obj.role is not None else "agent"
 
     @admin.display(description="state")
     def state(self, obj):

@@ -5,13 +5,13 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
-from controlplane.admin_site import ReadOnlyPrincipalPermissions
+from controlplane.admin_site import ConsoleAdmin
 
 from .models import AuditEvent
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(ReadOnlyPrincipalPermissions, admin.ModelAdmin):
+class AuditEventAdmin(ConsoleAdmin):
     list_display = ["at", "actor", "action", "target", "namespace", "changes_summary"]
     list_filter = ["action", "namespace"]
     search_fields = ["actor", "target", "namespace", "action"]

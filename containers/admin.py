@@ -3,22 +3,15 @@ which enforce quotas, talk to the backends, revoke agent keys and write the audi
 
 from django.contrib import admin
 
+from controlplane.admin_site import ConsoleAdmin
+
 from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(ConsoleAdmin):
     list_filter = ["namespace"]
     list_select_related = ["namespace"]
     show_full_result_count = False
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Job)
@@ -30,10 +23,14 @@ class JobAdmin(ReadOnlyAdmin):
 
 @admin.register(Sandbox)
 class SandboxAdmin(ReadOnlyAdmin):
-    list_display = ["sandbox_id", "namespace", "image", "workspace", "agent_key", "created_at", "created_by"]
+    list_display = ["sandbox_id", "namespace", "image", "workspace", "agent_key_id", "created_at"]
     list_select_related = ["namespace", "workspace", "agent_key"]
     search_fields = ["sandbox_id", "image"]
     exclude = ["app_key"]  # readable through GetAppKey by operators, not on every admin page
+
+    @admin.display(description="agent key")
+    def agent_key_id(self, obj):
+        return obj.agent_key.key_id if obj.agent_key else None
 
 
 @admin.register(Environment)

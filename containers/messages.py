@@ -1,6 +1,7 @@
 """Model → protobuf message conversion for containers resources."""
 
 from containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
+from controlplane.auth import Principal, Role
 from namespaces.messages import timestamp
 
 from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
@@ -29,13 +30,15 @@ _EVENT_KINDS = {
 }
 
 
-def job_to_proto(job: Job) -> job_pb2.Job:
+def job_to_proto(job: Job, reader: Principal) -> job_pb2.Job:
+    # Env values may be secrets: like GetAppKey they need OPERATOR; a VIEWER sees the names only.
+    env = job.env if reader.has_role(job.namespace.name, Role.OPERATOR) else dict.fromkeys(job.env, "")
     return job_pb2.Job(
         job_id=job.job_id,
         namespace=job.namespace.name,
         image=job.image,
         command=job.command,
-        env=job.env,
+        env=env,
         state=_JOB_STATES[job.state],
         create_time=timestamp(job.created_at),
         update_time=timestamp(job.updated_at),

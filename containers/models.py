@@ -21,6 +21,8 @@ class NamespacedResource(models.Model):
     class Meta:
         abstract = True
         ordering = ["-id"]
+        # The List* keyset (selectors.KEYSETS): a namespace's rows by creation time.
+        indexes = [models.Index(fields=["namespace", "created_at"], name="%(app_label)s_%(class)s_keyset")]
 
 
 class Job(NamespacedResource):
@@ -41,7 +43,7 @@ class Job(NamespacedResource):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta(NamespacedResource.Meta):
-        indexes = [models.Index(fields=["namespace", "state"])]
+        indexes = [*NamespacedResource.Meta.indexes, models.Index(fields=["namespace", "state"])]
 
     def __str__(self):
         return self.job_id
@@ -132,7 +134,7 @@ class EgressEvent(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["namespace", "id"])]
+        indexes = [models.Index(fields=["namespace", "id"]), models.Index(fields=["namespace", "at", "id"])]
 
     def __str__(self):
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.kind} {self.target}"

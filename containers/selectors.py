@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import NamedTuple
 
-from django.db.models import Model
+from django.db.models import Model, Q
 
 from controlplane.rpc import Error
 from namespaces.models import Namespace
 
-from .models import EgressGrant, Environment, Job, Sandbox, Workspace
+from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 
 
 class PublicId(NamedTuple):
@@ -48,14 +49,44 @@ def get(model: type[Model], public_id: str, *, for_update: bool = False):
     return resource
 
 
-def page(model: type[Model], *, namespace: str, after: int | None = None, limit: int = 100) -> list:
-    """Up to `limit` rows of the namespace with pk below `after`, newest first."""
+# Each list's own keyset, newest first: creation time, then the public id. Events have no
+# public id and break ties by their row id, which never leaves the sealed page token.
+KEYSETS: dict[type[Model], tuple[str, str]] = {
+    **{model: ("created_at", public.field) for model, public in PUBLIC_IDS.items()},
+    EgressEvent: ("at", "id"),
+}
+
+
+def position_of(row: Model) -> list:
+    """Where the next page starts: the row's keyset values, as JSON."""
+    time_field, tie_field = KEYSETS[type(row)]
+    return [getattr(row, time_field).isoformat(), getattr(row, tie_field)]
+
+
+def page(model: type[Model], *, namespace: str, after: list | None = None, limit: int = 100) -> list:
+    """Up to `limit` rows of the namespace after the position `after` (see position_of), newest first.
+
+    A position of another shape is invalid_argument naming pageToken (a token of an older version)."""
     if not Namespace.objects.filter(name=namespace).exists():
         raise Error.not_found(f"namespace {namespace!r} not found")
-    queryset = model.objects.select_related(*_related(model)).filter(namespace__name=namespace).order_by("-pk")
+    time_field, tie_field = KEYSETS[model]
+    queryset = model.objects.select_related(*_related(model)).filter(namespace__name=namespace)
+    queryset = queryset.order_by(f"-{time_field}", f"-{tie_field}")
     if after is not None:
-        queryset = queryset.filter(pk__lt=after)
+        at, tie = _position(after, int if tie_field == "id" else str)
+        queryset = queryset.filter(Q(**{f"{time_field}__lt": at}) | Q(**{time_field: at, f"{tie_field}__lt": tie}))
     return list(queryset[:limit])
+
+
+def _position(after, tie_type) -> tuple[datetime, object]:
+    try:
+        at, tie = after
+        at = datetime.fromisoformat(at)
+        if at.tzinfo is None or not isinstance(tie, tie_type):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise Error.invalid_argument("pageToken", "is not a valid page token for this list") from None
+    return at, tie
 
 
 def _related(model: type[Model]) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "apikeys",
     "containers",
     "uploads",
+    "axes",  # throttles /admin/login/ failures (README "Console login throttle")
 ]
 
 MIDDLEWARE = [
@@ -46,6 +47,7 @@ MIDDLEWARE = [
     "controlplane.auth.middleware.PrincipalMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into its 429 page
 ]
 
 ROOT_URLCONF = "controlplane.urls"
@@ -95,6 +97,7 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+FORMAT_MODULE_PATH = ["controlplane.formats"]  # ISO dates in the console
 USE_I18N = True
 USE_TZ = True
 
@@ -125,6 +128,7 @@ RPC_MAX_REQUEST_BYTES = env.int("RPC_MAX_REQUEST_BYTES", default=4 * 1024 * 1024
 RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.
 RPC_SERVICES = [
+    "controlplane.auth.rpc.IdentityService",
     "namespaces.rpc.NamespaceService",
     "containers.rpc.jobs.JobService",
     "containers.rpc.sandboxes.SandboxService",
@@ -142,6 +146,26 @@ CONTAINERS_SANDBOX_BACKEND = env.str("CONTAINERS_SANDBOX_BACKEND", default="")
 CONTAINERS_BUILD_BACKEND = env.str("CONTAINERS_BUILD_BACKEND", default="")
 # Domain under which sandboxes are previewed (https://sbx-<id>.<domain>/); unset: GetPreviewUrl is unimplemented.
 CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
+# Egress that GrantEgress always refuses (see containers/services/egress_rules.py): networks
+# (CIDR) and host names ("name" exact, ".name" the name and everything below it). Setting
+# either replaces its default list, so repeat the defaults when adding to them.
+CONTAINERS_EGRESS_DENIED_NETWORKS = env.list(
+    "CONTAINERS_EGRESS_DENIED_NETWORKS",
+    default=[
+        "0.0.0.0/8",  # "this host"; 0.0.0.0 reaches the local host
+        "127.0.0.0/8",  # loopback
+        "169.254.0.0/16",  # link-local, cloud metadata (169.254.169.254)
+        "100.100.100.200/32",  # Alibaba Cloud metadata
+        "::/128",
+        "::1/128",  # loopback
+        "fe80::/10",  # link-local
+        "fd00:ec2::254/128",  # AWS metadata over IPv6
+    ],
+)
+CONTAINERS_EGRESS_DENIED_HOSTS = env.list(
+    "CONTAINERS_EGRESS_DENIED_HOSTS",
+    default=[".localhost", "metadata.google.internal", "metadata.goog", "instance-data.ec2.internal"],
+)
 
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
 BEARER_AUTHENTICATORS = [
@@ -172,9 +196,23 @@ OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_callback"
 OIDC_STORE_ACCESS_TOKEN = False
 OIDC_STORE_ID_TOKEN = False
 AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out login before any hashing
     "django.contrib.auth.backends.ModelBackend",  # the break-glass superuser's password
     "controlplane.auth.backends.OidcBackend",  # only ever from /auth/callback
 ]
+
+# Console login throttle (django-axes): after CONSOLE_LOGIN_FAILURE_LIMIT failed passwords
+# for one account, or from one client address, that account or address is refused for
+# CONSOLE_LOGIN_COOLOFF_MINUTES. Unlock early: manage.py axes_reset_username <name>.
+AXES_ONLY_ADMIN_SITE = True  # OIDC sign-in and the API have their own defences
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = env.int("CONSOLE_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.int("CONSOLE_LOGIN_COOLOFF_MINUTES", default=15) / 60  # hours
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLE_ADMIN = False  # its pages would write without a service; use the axes_* commands
+AXES_DISABLE_ACCESS_LOG = True  # keep failures only
+AXES_VERBOSE = False  # no start-up banner on every manage.py command
+AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 
 # API keys: last-used is written at most this often per key.
 API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)

@@ -6,8 +6,7 @@ from django.contrib.admin.utils import construct_change_message
 from django.core.exceptions import ValidationError
 from django.db.models import Count
 
-from controlplane.admin_site import PrincipalPermissions
-from controlplane.rpc import Error
+from controlplane.admin_site import ConsoleAdmin, ConsoleInline, through_service
 
 from . import services
 from .models import QUOTA_FIELDS, GroupBinding, ImagePullSecret, InternalTarget, Namespace
@@ -37,21 +36,25 @@ class InternalTargetForm(forms.ModelForm):
         fields = ["name", "host", "ports"]
 
 
-class GroupBindingInline(PrincipalPermissions, admin.TabularInline):
-    model = GroupBinding
+class ListInline(ConsoleInline, admin.TabularInline):
+    """A namespace's replace-as-a-whole list: edited here, saved by NamespaceAdmin.save_related."""
+
     extra = 1
+    service_writes = frozenset({"add", "change", "delete"})
+
+
+class GroupBindingInline(ListInline):
+    model = GroupBinding
     verbose_name = "group binding"
 
 
-class InternalTargetInline(PrincipalPermissions, admin.TabularInline):
+class InternalTargetInline(ListInline):
     model = InternalTarget
     form = InternalTargetForm
-    extra = 1
 
 
-class ImagePullSecretInline(PrincipalPermissions, admin.TabularInline):
+class ImagePullSecretInline(ListInline):
     model = ImagePullSecret
-    extra = 1
 
 
 def _count(annotation: str, description: str):
@@ -65,12 +68,13 @@ def _count(annotation: str, description: str):
 
 
 @admin.register(Namespace)
-class NamespaceAdmin(PrincipalPermissions, admin.ModelAdmin):
+class NamespaceAdmin(ConsoleAdmin):
     list_display = ["name", "binding_count", "target_count", "pull_secret_count", "api_key_count", "created_at"]
     search_fields = ["name"]
     date_hierarchy = "created_at"
     fieldsets = [(None, {"fields": ["name"]}), ("Quotas (empty means no limit)", {"fields": list(QUOTA_FIELDS)})]
     inlines = [GroupBindingInline, InternalTargetInline, ImagePullSecretInline]
+    service_writes = frozenset({"add", "change"})  # no service deletes namespaces, so neither does the console
 
     def get_queryset(self, request):
         return (
@@ -92,32 +96,7 @@ class NamespaceAdmin(PrincipalPermissions, admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return ["name"] if obj is not None else []
 
-    def has_delete_permission(self, request, obj=None):
-        return False  # no service deletes namespaces, so neither does the console
-
     # ---- saving through the services -------------------------------------------------
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except ServiceRejected as rejected:
-            # The view's transaction rolled back. Run it once more with the error planted in
-            # the form: Django then renders everything the operator typed, with the message.
-            request.namespace_service_error = rejected.error
-            return super().changeform_view(request, object_id, form_url, extra_context)
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        form_class = super().get_form(request, obj, change, **kwargs)
-        error = getattr(request, "namespace_service_error", None)
-        if error is None:
-            return form_class
-
-        class RejectedForm(form_class):
-            def clean(self):
-                super().clean()
-                raise ValidationError(error.message, code=error.code.wire_name)
-
-        return RejectedForm
 
     def save_model(self, request, obj, form, change):
         pass  # the service writes the namespace and its lists together, in save_related
@@ -133,13 +112,10 @@ class NamespaceAdmin(PrincipalPermissions, admin.ModelAdmin):
             "image_pull_secrets": [services.PullSecret(r["registry"], r["secret_ref"]) for r in lists[ImagePullSecret]],
             "quotas": {field: form.cleaned_data.get(field) for field in QUOTA_FIELDS},
         }
-        try:
-            if change:
-                namespace = services.update_namespace(name=form.instance.name, **fields)
-            else:
-                namespace = services.create_namespace(name=form.cleaned_data["name"], **fields)
-        except Error as exc:
-            raise ServiceRejected(exc) from exc
+        if change:
+            namespace = through_service(services.update_namespace, name=form.instance.name, **fields)
+        else:
+            namespace = through_service(services.create_namespace, name=form.cleaned_data["name"], **fields)
         # The admin's history entry and redirect need the saved row's identity.
         form.instance.pk = namespace.pk
         form.instance.created_at = namespace.created_at
@@ -148,12 +124,6 @@ class NamespaceAdmin(PrincipalPermissions, admin.ModelAdmin):
     def construct_change_message(self, request, form, formsets, add=False):
         # Inline formsets were never saved; the audit log holds the full before/after.
         return construct_change_message(form, None, add)
-
-
-class ServiceRejected(Exception):
-    def __init__(self, error: Error):
-        super().__init__(error.message)
-        self.error = error
 
 
 def _rows(formset) -> list[dict]:

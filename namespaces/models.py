@@ -3,7 +3,8 @@ from django.db import models
 
 from controlplane.auth import Role
 
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+# \A…\Z, not ^…$: "$" also matches before a trailing newline ("team-a\n").
+DNS_LABEL = r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z"
 dns_label_validator = RegexValidator(DNS_LABEL, "must be a DNS label: a-z, 0-9 and '-', alphanumeric at both ends")
 
 QUOTA_FIELDS = ("max_sandboxes", "max_running_jobs", "max_workspaces", "max_environments", "max_egress_grants")

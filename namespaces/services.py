@@ -24,10 +24,10 @@ MAX_PORTS = 64
 MAX_QUOTA = 1_000_000
 _DNS_LABEL_RE = re.compile(DNS_LABEL)
 _HOSTNAME_RE = re.compile(
-    r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+    r"(?=.{1,253}\Z)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
 )
-_REGISTRY_RE = re.compile(r"^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?(/[A-Za-z0-9._/-]{1,200})?$")
-_SECRET_REF_RE = re.compile(r"^\S{1,512}$")
+_REGISTRY_RE = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?(/[A-Za-z0-9._/-]{1,200})?")
+_SECRET_REF_RE = re.compile(r"\S{1,512}")
 
 UNCHANGED = object()
 
@@ -59,7 +59,7 @@ def validate_namespace_name(name: str, field: str = "namespace") -> str:
         raise Error.invalid_argument(field, "is required")
     if len(name) > 63:
         raise Error.invalid_argument(field, f"must be at most 63 characters, got {len(name)}")
-    if not _DNS_LABEL_RE.match(name):
+    if not _DNS_LABEL_RE.fullmatch(name):
         raise Error.invalid_argument(field, "must be a DNS label: a-z, 0-9 and '-', starting and ending alphanumeric")
     return name
 
@@ -95,7 +95,7 @@ def validate_bindings(bindings: Iterable[Binding], field: str = "groups") -> lis
 
 
 def _valid_host(host: str) -> bool:
-    if _HOSTNAME_RE.match(host):
+    if _HOSTNAME_RE.fullmatch(host):
         return True
     try:
         ipaddress.ip_address(host)
@@ -108,7 +108,7 @@ def validate_target(target: Target, field: str) -> Target:
     validate_namespace_name(target.name, f"{field}.name")
     if not target.host:
         raise Error.invalid_argument(f"{field}.host", "is required")
-    if not _valid_host(target.host):
+    if len(target.host) > 253 or not _valid_host(target.host):  # an IPv6 zone id can make an IP longer
         raise Error.invalid_argument(f"{field}.host", "must be a host name (at most 253 characters) or an IP address")
     ports = list(target.ports)
     if len(ports) > MAX_PORTS:
@@ -138,9 +138,11 @@ def validate_pull_secrets(secrets: Iterable[PullSecret], field: str = "imagePull
     _check_count(secrets, field)
     seen: set[str] = set()
     for i, secret in enumerate(secrets):
-        if not _REGISTRY_RE.match(secret.registry or ""):
-            raise Error.invalid_argument(f"{field}[{i}].registry", "must be a registry host[:port][/path]")
-        if not _SECRET_REF_RE.match(secret.secret_ref or ""):
+        if len(secret.registry) > 253 or not _REGISTRY_RE.fullmatch(secret.registry or ""):
+            raise Error.invalid_argument(
+                f"{field}[{i}].registry", "must be a registry host[:port][/path] of at most 253 characters"
+            )
+        if not _SECRET_REF_RE.fullmatch(secret.secret_ref or ""):
             raise Error.invalid_argument(
                 f"{field}[{i}].secretRef", "must be a reference of 1 to 512 characters without spaces"
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from django.db import connection
 
 from apikeys.services import issue_api_key
 from controlplane.auth import Principal, Role
+from controlplane.auth.authenticators import SessionAuthenticator
+from controlplane.auth.oidc import Identity
 from namespaces.services import create_namespace
 
 SYSTEM = Principal.system("tests")
@@ -138,3 +141,25 @@ def live_service(django_db_setup, django_db_blocker):
 def _fast_password_hashing(settings):
     # The real hasher costs ~1 s per test user; hashing strength is not under test here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def staff_client(client, django_user_model):
+    # Staff, even with every model permission, is not an admin principal.
+    user = django_user_model.objects.create_user("bob", password="pw-bob-123456", is_staff=True)
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def oidc_admin_client(client, django_user_model, settings):
+    # An admin principal whose Django user is neither staff nor superuser, as OIDC admins are:
+    # a session stored at sign-in for a member of the platform-admin group.
+    settings.OIDC_ADMIN_GROUP = "platform-admins"
+    user = django_user_model.objects.create_user("oidc:carol")
+    client.force_login(user)
+    session = client.session
+    identity = Identity(subject="carol", name="Carol", groups=frozenset({"platform-admins"}), scopes=frozenset())
+    SessionAuthenticator.store(session, identity, expires_at=time.time() + 3600)
+    session.save()
+    return client

@@ -1,21 +1,23 @@
 """The operator console: access by principal, and every write through the services."""
 
-import time
 from datetime import timedelta
 
 import pytest
+from django.contrib import admin as django_admin
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 from django.utils import timezone
 
 from apikeys import tokens
 from apikeys.models import ApiKey
-from apikeys.services import issue_api_key
+from apikeys.services import issue_agent_key, issue_api_key
 from audit.models import AuditEvent
+from controlplane.admin_site import ControlPlaneAdminSite, check_registry
 from controlplane.auth import Role
-from controlplane.auth.authenticators import SessionAuthenticator
-from controlplane.auth.oidc import Identity
 from namespaces.models import Namespace
 from tests.conftest import SYSTEM
+from tests.uploads_factory import add, make_bucket, record
 
 NS = "containers.api.v1.NamespaceService/"
 pytestmark = pytest.mark.django_db
@@ -46,28 +48,6 @@ def namespace_form(name: str = "", **fields) -> dict:
     data.update(inline_management("image_pull_secrets"))
     data.update(fields)
     return data
-
-
-@pytest.fixture
-def staff_client(client, django_user_model):
-    # Staff, even with every model permission, is not an admin principal.
-    user = django_user_model.objects.create_user("bob", password="pw-bob-123456", is_staff=True)
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def oidc_admin_client(client, django_user_model, settings):
-    # An admin principal whose Django user is neither staff nor superuser, as OIDC admins are:
-    # a session stored at sign-in for a member of the platform-admin group.
-    settings.OIDC_ADMIN_GROUP = "platform-admins"
-    user = django_user_model.objects.create_user("oidc:carol")
-    client.force_login(user)
-    session = client.session
-    identity = Identity(subject="carol", name="Carol", groups=frozenset({"platform-admins"}), scopes=frozenset())
-    SessionAuthenticator.store(session, identity, expires_at=time.time() + 3600)
-    session.save()
-    return client
 
 
 @pytest.mark.parametrize("page", ADMIN_PAGES)
@@ -294,3 +274,100 @@ def test_audit_log_is_visible_and_read_only(admin_client, namespace):
     assert admin_client.post(reverse("admin:audit_auditevent_change", args=[event.pk]), {}).status_code == 403
     assert admin_client.get(reverse("admin:audit_auditevent_add")).status_code == 403
     assert admin_client.get(reverse("admin:audit_auditevent_delete", args=[event.pk])).status_code == 403
+
+
+# ---- one principal-based base class for every page --------------------------------------------
+
+
+def test_every_model_admin_derives_from_the_console_base_class():
+    assert django_admin.site._registry, "the console registers models"
+    check_registry(django_admin.site)  # what app start-up runs
+
+    class Plain(django_admin.ModelAdmin):
+        pass
+
+    site = ControlPlaneAdminSite(name="probe")
+    site.register(Namespace, Plain)
+    with pytest.raises(ImproperlyConfigured, match="must derive from ConsoleAdmin"):
+        check_registry(site)
+
+
+def test_local_accounts_are_not_editable_in_the_console(admin_client):
+    assert not django_admin.site.is_registered(get_user_model())
+    assert admin_client.get("/admin/auth/user/").status_code == 404
+
+
+def _registered_pages() -> list[str]:
+    pages = []
+    for model in django_admin.site._registry:
+        opts = model._meta
+        pages.append(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))
+        row = model._default_manager.first()
+        if row is not None:
+            pages.append(reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[row.pk]))
+    return pages
+
+
+@pytest.fixture
+def admin_objects(namespace, make_key):
+    make_key()
+    add(make_bucket(), [record(1, aliases=[{"aliasId": "a1", "slug": "one"}])])
+
+
+def test_an_oidc_admin_who_is_not_staff_can_use_every_page(oidc_admin_client, admin_client, admin_objects):
+    pages = _registered_pages()
+    assert len(pages) >= 2 * 5  # namespaces, API keys, audit, buckets, uploads at least, list and row
+    for page in pages:
+        assert oidc_admin_client.get(page).status_code == 200, page
+        assert admin_client.get(page).status_code == 200, page
+
+
+def test_an_oidc_admin_sees_the_same_console_as_a_superuser(oidc_admin_client, admin_client):
+    index = reverse("admin:index")
+    apps = [
+        [(m["object_name"], m["perms"]) for m in app["models"]]
+        for app in oidc_admin_client.get(index).context["app_list"]
+    ]
+    assert apps == [
+        [(m["object_name"], m["perms"]) for m in app["models"]] for app in admin_client.get(index).context["app_list"]
+    ]
+
+
+# ---- agent keys ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def agent_key(namespace):
+    key, _ = issue_agent_key(actor=SYSTEM, namespace="team-a", sandbox_id="sbx_1")
+    return key
+
+
+def test_key_list_and_page_show_an_agent_key(admin_client, agent_key, make_key):
+    make_key()
+    response = admin_client.get(reverse("admin:apikeys_apikey_changelist"))
+    assert response.status_code == 200
+    assert agent_key.key_id in response.content.decode()
+    assert admin_client.get(reverse("admin:apikeys_apikey_change", args=[agent_key.pk])).status_code == 200
+
+
+def test_revoke_action_revokes_an_agent_key(admin_client, agent_key):
+    response = admin_client.post(
+        reverse("admin:apikeys_apikey_changelist"),
+        {"action": "revoke_selected", "_selected_action": [str(agent_key.pk)]},
+        follow=True,  # back to the list, which shows the key and the outcome
+    )
+    assert response.status_code == 200
+    assert [str(m) for m in response.context["messages"]] == ["Revoked 1 API key(s)."]
+    agent_key.refresh_from_db()
+    assert agent_key.state() == "revoked"
+    assert AuditEvent.objects.filter(action="api_key.revoke", target=f"api_key:{agent_key.key_id}").exists()
+
+
+def test_the_console_password_change_is_audited(client, admin_user):
+    client.force_login(admin_user)
+    data = {"old_password": "password", "new_password1": "a-new-Passw0rd-x", "new_password2": "a-new-Passw0rd-x"}
+    response = client.post(reverse("admin:password_change"), data)
+    assert response.status_code == 302
+    event = AuditEvent.objects.get(action="user.password_change")
+    assert (event.actor, event.target) == ("user:admin", "user:admin")
+    assert "a-new-Passw0rd-x" not in str(event.changes)

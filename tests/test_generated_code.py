@@ -28,3 +28,30 @@ def test_generated_code_is_up_to_date(tmp_path):
     assert generated
     stale = [str(p) for p in generated if (ROOT / p).read_bytes() != (tmp_path / p).read_bytes()]
     assert not stale, f"generated code is stale, run `make proto`: {stale}"
+
+
+def test_sdk_generated_code_is_up_to_date(tmp_path):
+    """The SDK's copy (imports rewritten into cpsdk._gen) is what scripts/gen_sdk_proto.py makes."""
+    sdk_gen = ROOT / "sdk" / "src" / "cpsdk" / "_gen"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_sdk_proto.py"), str(tmp_path)], cwd=ROOT, check=True)
+    generated = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.py*"))
+    committed = sorted(p.relative_to(sdk_gen) for p in sdk_gen.rglob("*.py*") if "__pycache__" not in p.parts)
+    assert generated == committed, "SDK generated files differ, run `make proto`"
+    stale = [str(p) for p in generated if (sdk_gen / p).read_bytes() != (tmp_path / p).read_bytes()]
+    assert not stale, f"SDK generated code is stale, run `make proto`: {stale}"
+
+
+def test_sdk_and_server_code_share_one_process():
+    """Either import order: the SDK's copy never shadows the server's `containers` app."""
+    script = (
+        "import cpsdk\n"
+        "from cpsdk._gen.containers.api.v1 import job_pb2 as sdk\n"
+        "import django, os\n"
+        "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'controlplane.settings')\n"
+        "django.setup()\n"
+        "import containers.models\n"
+        "from containers.api.v1 import job_pb2 as server\n"
+        "assert sdk.RunJobRequest.DESCRIPTOR is server.RunJobRequest.DESCRIPTOR\n"
+        "assert containers.__file__.startswith(os.getcwd())\n"
+    )
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=60)

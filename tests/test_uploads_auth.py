@@ -40,7 +40,9 @@ def test_viewer_and_above_read_their_namespace(rpc, buckets, make_key, role):
 
 def test_another_namespace_is_permission_denied(rpc, buckets, make_key):
     key = make_key("team-a")
-    assert rpc(LIST, by_id(buckets[1]), token=key).code == "permission_denied"
+    foreign = rpc(LIST, by_id(buckets[1]), token=key)
+    assert foreign.code == "permission_denied"
+    assert "team-b" not in foreign.body["message"]  # the owner of a foreign bucket id is not named
     assert rpc(LIST, {"bucket": {"namespace": "team-b", "name": "docs"}}, token=key).code == "permission_denied"
     # By name in a foreign namespace: denied before any lookup, so existence is not revealed.
     assert rpc(LIST, {"bucket": {"namespace": "team-b", "name": "nope"}}, token=key).code == "permission_denied"

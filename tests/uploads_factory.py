@@ -46,7 +46,7 @@ def make_bucket(namespace: str = "team-a", name: str = "docs"):
 
 
 def add(bucket, records: list[dict]) -> None:
-    import_uploads(bucket=bucket, lines=[json.dumps(r) for r in records])
+    import_uploads(actor=SYSTEM, bucket=bucket, lines=[json.dumps(r) for r in records])
 
 
 def ids(result) -> list[str]:

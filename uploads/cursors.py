@@ -1,4 +1,4 @@
-"""nextCursor: the last row's sort key, signed and bound to the request's filters.
+"""nextCursor: the last row's sort key, sealed (opaque) and bound to the request's filters.
 
 Payload: [sort value, uploadId, anchor]. The anchor is the first page's "now", so the
 deprecated day offsets resolve to the same range on every page of one walk. The

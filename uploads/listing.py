@@ -42,7 +42,7 @@ def list_uploads(principal: Principal, request: pb.ListUploadsRequest) -> pb.Lis
         uploads=[
             record_from_rows(
                 u,
-                page.integrations.get(u.integration_id),
+                page.integrations.get((u.bucket_id, u.integration_id)),
                 page.aliases.get(u.pk, ()),
                 page.meta_uploads.get(u.pk, ()),
             )

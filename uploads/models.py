@@ -34,6 +34,12 @@ class Bucket(models.Model):
 
 
 class Integration(models.Model):
+    """An integration as one namespace's upload records describe it.
+
+    Scoped to the namespace: the same integrationId imported in two namespaces is two rows,
+    so one tenant's import or seed never changes what another tenant's ListUploads shows.
+    """
+
     class FolderBehavior(models.IntegerChoices):
         UNSPECIFIED = 0
         MIRROR = 1
@@ -46,13 +52,19 @@ class Integration(models.Model):
         SYNC = 2
         EXPORT = 3
 
-    integration_id = models.UUIDField(primary_key=True)
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="integrations")
+    integration_id = models.UUIDField()
     name = models.CharField(max_length=256, blank=True)
     oauth_client_id = models.CharField(max_length=256, blank=True)
     folder_behavior = models.PositiveSmallIntegerField(choices=FolderBehavior.choices, default=0)
     folder_link_url = models.TextField(blank=True)
     mode = models.PositiveSmallIntegerField(choices=Mode.choices, default=0)
     bucket_launcher_enabled = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "integration_id"], name="uniq_integration_per_namespace")
+        ]
 
     def __str__(self):
         return self.name or str(self.integration_id)

@@ -31,9 +31,10 @@ class CanReadUploads(Permission):
         if not ref.bucket_id:
             validate_ref(ref)
             # By name: the namespace is known before any lookup, so no existence is revealed.
-            _require_viewer(principal, ref.namespace)
+            _require_viewer(principal, ref.namespace, f"namespace {ref.namespace!r}")
         bucket = selectors.get_bucket(bucket_id=ref.bucket_id, namespace=ref.namespace, name=ref.name)
-        _require_viewer(principal, bucket.namespace.name)
+        # By id the namespace is the owner's: not named to a caller who may not read it.
+        _require_viewer(principal, bucket.namespace.name, "this bucket's namespace")
 
 
 def validate_ref(ref) -> None:
@@ -45,6 +46,6 @@ def validate_ref(ref) -> None:
                 raise Error.invalid_argument(f"bucket.{field}", "is required when bucketId is not given")
 
 
-def _require_viewer(principal, namespace: str) -> None:
+def _require_viewer(principal, namespace: str, where: str) -> None:
     if not principal.has_role(namespace, Role.VIEWER):
-        raise Error.permission_denied(f"caller may not read buckets of namespace {namespace!r}")
+        raise Error.permission_denied(f"caller may not read buckets of {where}")

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import BooleanField, Q, QuerySet
+from django.db.models import BooleanField, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Left
 
@@ -61,7 +61,7 @@ def unfilterable_keys(bucket: Bucket | None, namespaces: list[str] | None, keys:
 @dataclass
 class Page:
     uploads: list[Upload]
-    integrations: dict
+    integrations: dict  # by (bucket id, integrationId)
     has_more: bool
     # Children of the page's uploads by upload pk, in record order.
     aliases: dict = field(default_factory=dict)
@@ -90,8 +90,20 @@ def list_uploads(
         pks = [u.pk for u in page.uploads]
         page.aliases = _grouped(Alias.objects.filter(upload_id__in=pks).order_by("upload_id", "position"))
         page.meta_uploads = _grouped(MetaUpload.objects.filter(upload_id__in=pks).order_by("upload_id", "position"))
-        page.integrations = Integration.objects.in_bulk({u.integration_id for u in page.uploads if u.integration_id})
+        page.integrations = _integrations(page.uploads)
     return page
+
+
+def _integrations(uploads: list[Upload]) -> dict:
+    """The page's integrations by (bucket id, integrationId): each upload sees only the row
+    of its own bucket's namespace. One query, joined through the buckets."""
+    wanted = {u.integration_id for u in uploads if u.integration_id}
+    if not wanted:
+        return {}
+    rows = Integration.objects.filter(
+        integration_id__in=wanted, namespace__buckets__in={u.bucket_id for u in uploads}
+    ).annotate(page_bucket_id=F("namespace__buckets__id"))
+    return {(row.page_bucket_id, row.integration_id): row for row in rows}
 
 
 def _grouped(children: QuerySet) -> dict:

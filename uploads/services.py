@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -17,10 +18,15 @@ from namespaces.models import Namespace
 from namespaces.services import validate_namespace_name
 from uploads.api.v1 import uploads_pb2 as pb
 
+from . import synthetic
 from .models import Alias, Bucket, BucketMetadataKey, Integration, MetaUpload, Upload
 from .records import Rows, rows_from_record
 
 IMPORT_BATCH = 1000
+# What an import may update on its own namespace's integration row: all but its identity.
+INTEGRATION_DESCRIPTION = [
+    f.name for f in Integration._meta.concrete_fields if f.name not in {"id", "namespace", "integration_id"}
+]
 
 
 def create_bucket(*, actor: Principal, namespace: str, name: str) -> Bucket:
@@ -33,8 +39,12 @@ def create_bucket(*, actor: Principal, namespace: str, name: str) -> Bucket:
         if Bucket.objects.filter(namespace=owner, name=name).exists():
             raise Error.already_exists(f"bucket {namespace}/{name} already exists")
         bucket = Bucket.objects.create(namespace=owner, name=name)
-        audit(actor=actor, action="bucket.create", target=f"{namespace}/{name}", namespace=namespace)
+        audit(actor=actor, action="bucket.create", target=_target(bucket), namespace=namespace)
     return bucket
+
+
+def _target(bucket: Bucket) -> str:
+    return f"bucket:{bucket.namespace.name}/{bucket.name}"
 
 
 @dataclass
@@ -46,11 +56,12 @@ class ImportFailed(Exception):
         return f"line {self.line}: {self.message}"
 
 
-def import_uploads(*, bucket: Bucket, lines: Iterable[str]) -> int:
-    """Imports JSON Lines of upload records, all or nothing. Blank lines are skipped.
+def import_uploads(*, actor: Principal, bucket: Bucket, lines: Iterable[str]) -> int:
+    """Imports JSON Lines of upload records, all or nothing, and audits it. Blank lines are skipped.
 
     Every given field is kept, uploadId/createdAt/updatedAt included; a record without
-    uploadId gets a new one. Raises ImportFailed naming the first bad line.
+    uploadId gets a new one. Integrations are written to the bucket's namespace only.
+    Raises ImportFailed naming the first bad line.
     """
     now = timezone.now()
     seen: set[str] = set()
@@ -69,7 +80,39 @@ def import_uploads(*, bucket: Bucket, lines: Iterable[str]) -> int:
                 count += _write_checked(batch, bucket)
                 batch = []
         count += _write_checked(batch, bucket)
+        audit(
+            actor=actor,
+            action="uploads.import",
+            target=_target(bucket),
+            namespace=bucket.namespace.name,
+            changes={"uploads": count},
+        )
     return count
+
+
+def seed_uploads(*, actor: Principal, bucket: Bucket, count: int, seed: int, batch: int = 20000, progress=None) -> int:
+    """Writes `count` synthetic uploads, one transaction (and one audit entry) per batch:
+    bounded memory, and an interrupted run leaves whole, audited batches behind."""
+    if count < 0:
+        raise Error.invalid_argument("count", "must be at least 0")
+    now = timezone.now()
+    generated = synthetic.records(count, seed)
+    done = 0
+    while done < count:
+        size = min(batch, count - done)
+        with transaction.atomic():
+            write_rows((rows_from_record(r, bucket_id=bucket.pk, now=now) for r in islice(generated, size)), bucket)
+            audit(
+                actor=actor,
+                action="uploads.seed",
+                target=_target(bucket),
+                namespace=bucket.namespace.name,
+                changes={"uploads": size, "seed": seed, "offset": done},
+            )
+        done += size
+        if progress is not None:
+            progress(size)
+    return done
 
 
 def _parse_line(line: str, number: int, bucket: Bucket, now) -> Rows:
@@ -124,6 +167,7 @@ def write_rows(batch: Iterable[Rows], bucket: Bucket) -> int:
 
     def children(rows: Rows) -> Upload:
         if rows.integration:
+            rows.integration.namespace_id = bucket.namespace_id  # never another tenant's row
             integrations[rows.integration.integration_id] = rows.integration
         key_types.update(rows.metadata_types)
         aliases.extend(rows.aliases)
@@ -139,8 +183,8 @@ def write_rows(batch: Iterable[Rows], bucket: Bucket) -> int:
         Integration.objects.bulk_create(
             integrations.values(),
             update_conflicts=True,
-            unique_fields=["integration_id"],
-            update_fields=[f.name for f in Integration._meta.concrete_fields if not f.primary_key],
+            unique_fields=["namespace", "integration_id"],
+            update_fields=INTEGRATION_DESCRIPTION,
         )
     register_metadata_keys(bucket, key_types)
     if connection.vendor == "postgresql":

@@ -17,5 +17,5 @@ def list_page(model: type[Model], request: Message) -> tuple[list, str]:
         salt=f"containers.{model._meta.model_name}.list",
         binding=request.namespace,
         fetch=lambda after, limit: selectors.page(model, namespace=request.namespace, after=after, limit=limit),
-        position_of=lambda row: row.pk,
+        position_of=selectors.position_of,
     )

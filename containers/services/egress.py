@@ -23,11 +23,12 @@ from namespaces.models import DNS_LABEL, InternalTarget
 from .. import selectors
 from ..ids import new_id
 from ..models import EgressEvent, EgressGrant, Sandbox
+from . import egress_rules
 from .common import enforce_quota, lock_namespace
 
 _LABEL_RE = re.compile(DNS_LABEL)
-_HOST_RE = re.compile(r"^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$")
-_HOST_PORT_RE = re.compile(r"^(?P<host>\[[0-9a-f:.]+\]|[^:\[\]]+)(?::(?P<port>[0-9]{1,5}))?$")
+_HOST_RE = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
+_HOST_PORT_RE = re.compile(r"(?P<host>\[[0-9a-f:.]+\]|[^:\[\]]+)(?::(?P<port>[0-9]{1,5}))?")
 
 
 def parse_target(text: str, field: str = "target") -> tuple[str, str]:
@@ -35,7 +36,7 @@ def parse_target(text: str, field: str = "target") -> tuple[str, str]:
     target = (text or "").strip().lower()
     if not target:
         raise Error.invalid_argument(field, "is required")
-    match = _HOST_PORT_RE.match(target)
+    match = _HOST_PORT_RE.fullmatch(target)
     if match is None:
         raise Error.invalid_argument(field, "must be host[:port] or the name of an internal target")
     host, port = match["host"], match["port"]
@@ -46,10 +47,10 @@ def parse_target(text: str, field: str = "target") -> tuple[str, str]:
             raise Error.invalid_argument(field, "write IPv6 addresses in brackets, e.g. [2001:db8::1]:443")
         return EgressGrant.Kind.HOST, target
     if "." in host:
-        if not _HOST_RE.match(host):
+        if not _HOST_RE.fullmatch(host):
             raise Error.invalid_argument(field, f"{host!r} is not a valid host name")
         return EgressGrant.Kind.HOST, target
-    if not _LABEL_RE.match(host) or len(host) > 63:
+    if not _LABEL_RE.fullmatch(host) or len(host) > 63:
         raise Error.invalid_argument(field, f"{host!r} is neither a host name with a dot nor an internal target name")
     if port is not None:
         raise Error.invalid_argument(field, "internal targets are named without a port; their ports are registered")
@@ -67,9 +68,17 @@ def _is_ip(text: str) -> bool:
 @transaction.atomic
 def grant_egress(*, actor: Principal, namespace: str, target: str) -> EgressGrant:
     kind, target = parse_target(target)
+    if kind == EgressGrant.Kind.HOST:
+        egress_rules.check_host(_HOST_PORT_RE.fullmatch(target)["host"])
     ns = lock_namespace(namespace)
-    if kind == EgressGrant.Kind.INTERNAL and not InternalTarget.objects.filter(namespace=ns, name=target).exists():
-        raise Error.failed_precondition(f"no internal target named {target!r} is registered for namespace {ns.name!r}")
+    if kind == EgressGrant.Kind.INTERNAL:
+        internal = InternalTarget.objects.filter(namespace=ns, name=target).first()
+        if internal is None:
+            raise Error.failed_precondition(
+                f"no internal target named {target!r} is registered for namespace {ns.name!r}"
+            )
+        # Registered before a rule was added, or by hand: the host behind the name counts.
+        egress_rules.check_host(internal.host)
     if EgressGrant.objects.filter(namespace=ns, target=target).exists():
         raise Error.already_exists(f"egress to {target!r} is already granted in namespace {ns.name!r}")
     enforce_quota(ns, "max_egress_grants", EgressGrant.objects.filter(namespace=ns).count())

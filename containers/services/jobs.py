@@ -18,7 +18,7 @@ MAX_ARGS = 256
 MAX_ARG_LENGTH = 4096
 MAX_ENV = 256
 MAX_ENV_VALUE_LENGTH = 32768
-_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,255}$")
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,255}")
 
 
 def validate_command(command: Sequence[str]) -> list[str]:
@@ -36,7 +36,7 @@ def validate_env(env: Mapping[str, str]) -> dict[str, str]:
     if len(env) > MAX_ENV:
         raise Error.invalid_argument("env", f"at most {MAX_ENV} variables, got {len(env)}")
     for name, value in env.items():
-        if not _ENV_NAME_RE.match(name):
+        if not _ENV_NAME_RE.fullmatch(name):
             raise Error.invalid_argument(f"env[{name!r}]", "names are [A-Za-z_][A-Za-z0-9_]*")
         if len(value) > MAX_ENV_VALUE_LENGTH:
             raise Error.invalid_argument(f"env[{name!r}]", f"must be at most {MAX_ENV_VALUE_LENGTH} characters")

@@ -28,6 +28,7 @@ from controlplane.rpc.codes import Code
 
 from . import oidc
 from .authenticators import SessionAuthenticator
+from .identity import principal_to_json
 
 logger = logging.getLogger("controlplane.auth")
 
@@ -96,16 +97,16 @@ class CallbackView(OIDCAuthenticationCallbackView):
     def get(self, request):
         if not oidc.is_configured():
             return not_configured()
-        # RFC 9207: providers may name themselves; when they do it must be our issuer.
-        if "iss" in request.GET and request.GET["iss"] != settings.OIDC_ISSUER:
-            return self.failure("the authorization response comes from another issuer")
         state = request.GET.get("state")
         states = request.session.get("oidc_states")
         entry = states.pop(state, None) if isinstance(states, dict) and state else None
         if entry is not None:
-            # Each state is usable once, also when this attempt fails.
+            # Each state is usable once, also when this attempt fails: consumed before any check.
             request.session["oidc_states"] = states
             request.session.save()
+        # RFC 9207: providers may name themselves; when they do it must be our issuer.
+        if "iss" in request.GET and request.GET["iss"] != settings.OIDC_ISSUER:
+            return self.failure("the authorization response comes from another issuer")
         if request.GET.get("error"):
             return self.failure(f"the identity provider refused sign-in: {request.GET['error'][:100]}")
         if entry is None:
@@ -163,18 +164,7 @@ def me(request):
         response = error_response(Error.unauthenticated(principal.failure or "a credential is required"))
         response["WWW-Authenticate"] = 'Bearer realm="controlplane"'
     else:
-        response = JsonResponse(
-            {
-                "subject": principal.subject or principal.key_id or "",
-                "name": principal.display_name,
-                "kind": principal.kind.value,
-                "admin": principal.admin,
-                "namespaces": [
-                    {"namespace": name, "role": role.wire_name} for name, role in sorted(principal.roles.items())
-                ],
-                "scopes": sorted(principal.scopes),
-            }
-        )
+        response = JsonResponse(principal_to_json(principal))
         add_never_cache_headers(response)
     patch_vary_headers(response, ("Cookie", "Authorization"))
     return response

@@ -2,11 +2,12 @@
 
 from .codes import Code
 from .errors import Error
-from .permissions import AdminOnly, NamespaceRole, Permission
+from .permissions import AdminOnly, Authenticated, NamespaceRole, Permission
 from .service import Context, Service, rpc
 
 __all__ = [
     "AdminOnly",
+    "Authenticated",
     "Code",
     "Context",
     "Error",

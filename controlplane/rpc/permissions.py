@@ -24,6 +24,18 @@ class Permission:
         raise NotImplementedError
 
 
+class Authenticated(Permission):
+    """Any authenticated principal: keys, agent keys, bearer JWTs and sessions alike.
+
+    The dispatcher refuses anonymous callers before any permission runs; this is the
+    explicit declaration that nothing more is required (e.g. WhoAmI).
+    """
+
+    def check(self, principal, request):
+        if not principal.is_authenticated:
+            raise Error.unauthenticated(principal.failure or "a credential is required")
+
+
 class AdminOnly(Permission):
     def check(self, principal, request):
         if not principal.admin:
@@ -40,16 +52,20 @@ class NamespaceRole(Permission):
     def __init__(self, minimum: Role, namespace_of: Callable[[Message], str] | None = None):
         self.minimum = minimum
         self.namespace_of = namespace_of or _namespace_field
+        # A namespace looked up from a resource id is the owner's name: never echoed to a caller
+        # who may not see it. A namespace the caller sent is theirs to read back.
+        self.echo_namespace = namespace_of is None
 
     def check(self, principal, request):
         namespace = self.namespace_of(request)
         if principal.has_role(namespace, self.minimum):
             return
         held = principal.role_in(namespace)
+        where = f"namespace {namespace!r}" if self.echo_namespace else "the namespace of this resource"
         if held is None:
-            raise Error.permission_denied(f"caller has no role in namespace {namespace!r}")
+            raise Error.permission_denied(f"caller has no role in {where}")
         raise Error.permission_denied(
-            f"caller holds {held.wire_name} in namespace {namespace!r}; {self.minimum.wire_name} or above is required"
+            f"caller holds {held.wire_name} in {where}; {self.minimum.wire_name} or above is required"
         )
 
 

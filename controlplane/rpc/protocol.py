@@ -14,6 +14,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 
 from .errors import Error
+from .validation import validate_request
 
 JSON = "json"
 PROTO = "proto"
@@ -33,7 +34,7 @@ def codec_for(content_type: str) -> str:
     media, _, params = content_type.partition(";")
     media = media.strip().lower()
     params = params.strip()
-    if media == "application/json" and (not params or _CHARSET_RE.match(params)):
+    if media == "application/json" and (not params or _CHARSET_RE.fullmatch(params)):
         return JSON
     if media == "application/proto" and not params:
         return PROTO
@@ -52,7 +53,7 @@ def parse_timeout_ms(value: str | None) -> int | None:
     if value is None:
         return None
     value = value.strip()
-    if not _TIMEOUT_RE.match(value) or int(value) == 0:
+    if not _TIMEOUT_RE.fullmatch(value) or int(value) == 0:
         raise Error.invalid_argument(
             "Connect-Timeout-Ms", f"must be a positive integer of at most 10 digits, got {value[:32]!r}"
         )
@@ -103,7 +104,7 @@ def _gunzip(raw: bytes, limit: int) -> bytes:
 def decode(codec: str, body: bytes, message: Message) -> set[str] | None:
     """Fills `message` from the body; returns the top-level JSON keys present (None for binary)."""
     present = _decode(codec, body, message)
-    reject_nul_characters(message)
+    validate_request(message)  # limits, NUL characters, well-known type ranges: for every codec
     return present
 
 
@@ -128,25 +129,6 @@ def _decode(codec: str, body: bytes, message: Message) -> set[str] | None:
     except (json_format.ParseError, ValueError, TypeError, RecursionError, AttributeError) as exc:
         raise Error.invalid_argument("body", _clean_parse_error(str(exc))) from None
     return set(obj)
-
-
-def reject_nul_characters(message: Message, path: str = "") -> None:
-    """NUL is valid in a proto string but PostgreSQL text cannot hold it: refused at the door,
-    as Django's form fields do (ProhibitNullCharactersValidator), naming the field."""
-    for field, value in message.ListFields():
-        name = f"{path}{field.json_name}"
-        if field.message_type is not None and field.message_type.GetOptions().map_entry:
-            items = [(f"{name}[{key!r}]", item) for key, item in value.items()]
-            items += [(name, key) for key in value]
-        elif field.is_repeated:
-            items = [(f"{name}[{i}]", item) for i, item in enumerate(value)]
-        else:
-            items = [(name, value)]
-        for where, item in items:
-            if isinstance(item, Message):
-                reject_nul_characters(item, where + ".")
-            elif isinstance(item, str) and "\x00" in item:
-                raise Error.invalid_argument(where, "must not contain NUL characters")
 
 
 def _clean_parse_error(text: str) -> str:

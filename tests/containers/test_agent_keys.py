@@ -108,3 +108,11 @@ def test_cannot_be_issued_by_hand(rpc, admin_key):
     assert issued.body["key"]["kind"] == "API_KEY_KIND_STANDARD"
     with pytest.raises(TypeError):
         issue_api_key(actor=world.SYSTEM, namespace="team-a", name="x", role=Role.VIEWER, kind=ApiKey.Kind.AGENT)
+
+
+def test_whoami_names_the_agent_and_its_workspace_scope(rpc, scoped):
+    resources, agent = scoped
+    me = rpc("containers.api.v1.IdentityService/WhoAmI", {}, token=agent).body
+    assert me["kind"] == "agent"
+    assert me["workspaceScope"] == resources["own"].workspace_id
+    assert me["keyId"].startswith("key_") and "namespaces" not in me  # an agent holds no role

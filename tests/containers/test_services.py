@@ -42,6 +42,18 @@ def test_run_get_list_cancel_job(rpc, backends, operator):
     assert env_logged == ["LOG"]  # names only: values may be secrets
 
 
+def test_env_values_only_for_operators(rpc, backends, operator, make_key):
+    body = {"namespace": "team-a", "image": "alpine", "env": {"SECRET": "s3cr3t", "LOG": "1"}}
+    job_id = call(rpc, operator, "JobService/RunJob", body).body["job"]["jobId"]
+    viewer = make_key("team-a", Role.VIEWER)
+    seen = call(rpc, viewer, "JobService/GetJob", {"jobId": job_id}).body["job"]
+    listed = call(rpc, viewer, "JobService/ListJobs", {"namespace": "team-a"}).body["jobs"][0]
+    # proto3 JSON leaves out nothing in a map: the names stay, the values are empty.
+    assert seen["env"] == listed["env"] == {"SECRET": "", "LOG": ""}
+    for reader in (operator, make_key("team-a", Role.ADMIN)):
+        assert call(rpc, reader, "JobService/GetJob", {"jobId": job_id}).body["job"]["env"]["SECRET"] == "s3cr3t"
+
+
 def test_run_job_without_backend_stays_queued(rpc, no_backends, operator):
     job = call(rpc, operator, "JobService/RunJob", {"namespace": "team-a", "image": "alpine"}).body["job"]
     assert job["state"] == "JOB_STATE_QUEUED"
@@ -222,6 +234,58 @@ def test_grant_egress_validation_names_target(rpc, backends, operator, target):
     result = call(rpc, operator, "EgressService/GrantEgress", {"namespace": "team-a", "target": target})
     assert result.code == "invalid_argument", result
     assert result.body["details"][0]["debug"]["fieldViolations"][0]["field"] == "target"
+
+
+@pytest.mark.parametrize(
+    "target, rule",
+    [
+        ("169.254.169.254:80", "CONTAINERS_EGRESS_DENIED_NETWORKS 169.254.0.0/16"),
+        ("127.0.0.1:22", "CONTAINERS_EGRESS_DENIED_NETWORKS 127.0.0.0/8"),
+        ("[::1]:443", "CONTAINERS_EGRESS_DENIED_NETWORKS ::1/128"),
+        ("[::ffff:169.254.169.254]", "CONTAINERS_EGRESS_DENIED_NETWORKS 169.254.0.0/16"),
+        ("[64:ff9b::7f00:1]:80", "CONTAINERS_EGRESS_DENIED_NETWORKS 127.0.0.0/8"),
+        ("[fe80::1]", "CONTAINERS_EGRESS_DENIED_NETWORKS fe80::/10"),
+        ("0.0.0.0:8000", "CONTAINERS_EGRESS_DENIED_NETWORKS 0.0.0.0/8"),
+        ("metadata.google.internal", "CONTAINERS_EGRESS_DENIED_HOSTS metadata.google.internal"),
+        ("METADATA.google.internal:80", "CONTAINERS_EGRESS_DENIED_HOSTS metadata.google.internal"),
+        ("app.localhost:3000", "CONTAINERS_EGRESS_DENIED_HOSTS .localhost"),
+    ],
+)
+def test_egress_to_loopback_link_local_and_metadata_is_denied(rpc, backends, operator, target, rule):
+    result = call(rpc, operator, "EgressService/GrantEgress", {"namespace": "team-a", "target": target})
+    assert result.code == "permission_denied", result
+    assert rule in result.body["message"]
+
+
+@pytest.mark.parametrize("target", ["127.1:22", "0x7f.0.0.1", "0251.0376.0251.0376:80"])
+def test_legacy_ipv4_forms_are_refused(rpc, backends, operator, target):
+    result = call(rpc, operator, "EgressService/GrantEgress", {"namespace": "team-a", "target": target})
+    assert result.code == "invalid_argument", result
+    assert "a.b.c.d" in result.body["message"]
+
+
+def test_internal_target_behind_a_denied_address_is_refused(rpc, backends, operator):
+    register_internal_target(actor=world.SYSTEM, namespace="team-a", target=Target("meta", "169.254.169.254"))
+    result = call(rpc, operator, "EgressService/GrantEgress", {"namespace": "team-a", "target": "meta"})
+    assert result.code == "permission_denied" and "169.254.0.0/16" in result.body["message"], result
+
+
+def test_denied_rules_are_settings(rpc, backends, operator, settings):
+    settings.CONTAINERS_EGRESS_DENIED_NETWORKS = ["10.0.0.0/8"]
+    settings.CONTAINERS_EGRESS_DENIED_HOSTS = [".corp.example"]
+    refused = [
+        call(rpc, operator, "EgressService/GrantEgress", {"namespace": "team-a", "target": target}).code
+        for target in ("10.0.0.5:5432", "git.corp.example", "corp.example", "127.0.0.1:22")
+    ]
+    assert refused == ["permission_denied", "permission_denied", "permission_denied", None]
+
+
+def test_reported_connection_to_a_denied_address_is_still_recorded(rpc, backends, operator):
+    sandbox = call(rpc, operator, "SandboxService/CreateSandbox", {"namespace": "team-a", "image": "alpine"})
+    sandbox_id = sandbox.body["sandbox"]["sandboxId"]
+    body = {"sandboxId": sandbox_id, "target": "169.254.169.254:80", "allowed": False}
+    result = call(rpc, backends.sandboxes.running[sandbox_id], "EgressService/ReportEgressEvent", body)
+    assert result.status == 200, result
 
 
 def test_grant_revoke_and_events(rpc, backends, operator):

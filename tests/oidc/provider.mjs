@@ -27,7 +27,8 @@ const provider = new Provider(issuer, {
   clients: config.clients,
   jwks: { keys: [config.signingKey] },
   cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
-  scopes: ['openid', 'profile', 'email', 'groups', ...restricted],
+  // offline_access: refresh tokens for native clients allowed the refresh_token grant (cpctl).
+  scopes: ['openid', 'profile', 'email', 'groups', 'offline_access', ...restricted],
   claims: { openid: ['sub'], profile: ['name'], email: ['email'], groups: ['groups'] },
   pkce: { required: () => true },
   features: {

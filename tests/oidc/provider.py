@@ -33,6 +33,9 @@ CLIENT_ID = "controlplane"
 CLIENT_SECRET = "controlplane-test-secret-0123456789abcdefghij"
 CLI_CLIENT_ID = "cp-cli"
 CLI_REDIRECT = "http://127.0.0.1:9/cli-callback"  # never contacted: the code is read from the redirect
+# cpctl login (RFC 8252): a public native client; the provider ignores the loopback port.
+CPCTL_CLIENT_ID = "cpctl"
+CPCTL_REDIRECT = "http://127.0.0.1/callback"
 ADMIN_SCOPE = "cp:admin"
 ADMIN_GROUP = "platform-admins"
 PASSWORD = "correct horse battery staple"
@@ -87,6 +90,14 @@ class OidcProvider:
                     "grant_types": ["authorization_code"],
                     "response_types": ["code"],
                     "token_endpoint_auth_method": "client_secret_post",
+                },
+                {
+                    "client_id": CPCTL_CLIENT_ID,
+                    "application_type": "native",
+                    "redirect_uris": [CPCTL_REDIRECT],
+                    "grant_types": ["authorization_code", "refresh_token"],
+                    "response_types": ["code"],
+                    "token_endpoint_auth_method": "none",
                 },
                 {
                     "client_id": CLI_CLIENT_ID,

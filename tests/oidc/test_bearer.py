@@ -155,3 +155,11 @@ def test_jwks_is_cached_and_refetched_once_on_an_unknown_kid(client, oidc_settin
     assert len(jwks_calls()) == 2  # a flood of unknown kids does not reach the provider
     assert me(client, oidc_settings.mint({}))[0] == 200
     assert len(jwks_calls()) == 2
+
+
+def test_whoami_rpc_of_a_provider_token(rpc, oidc_settings, bound_namespaces, tokens):
+    result = rpc("containers.api.v1.IdentityService/WhoAmI", {}, token=tokens["bob"]["access_token"])
+    assert result.status == 200, result
+    assert (result.body["kind"], result.body["subject"]) == ("user", "bob")
+    assert result.body["namespaces"] == [{"namespace": "team-a", "role": "ROLE_OPERATOR"}]
+    assert "keyId" not in result.body

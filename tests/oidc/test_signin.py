@@ -124,6 +124,11 @@ def test_callback_from_another_issuer_fails(client, oidc_settings, db):
     response = client.get("/auth/callback", {"code": "abc", "state": state, "iss": "https://evil.example"})
     assert response.status_code == 401
     assert "issuer" in response.json()["message"]
+    # The refused callback consumed the state: it cannot be used again, with any iss.
+    assert state not in client.session["oidc_states"]
+    retry = client.get("/auth/callback", {"code": "abc", "state": state, "iss": oidc_settings.issuer})
+    assert retry.status_code == 401
+    assert "already used" in retry.json()["message"]
 
 
 def test_sign_in_sets_cp_session_and_maps_groups(client, oidc_settings, bound_namespaces):
@@ -254,3 +259,12 @@ def test_admin_login_page_offers_sso(client, oidc_settings, db):
 def test_admin_login_page_without_oidc_has_no_sso_button(client, db, settings):
     settings.OIDC_ISSUER = ""
     assert b"Sign in with SSO" not in client.get("/admin/login/").content
+
+
+def test_whoami_rpc_over_the_session_cookie(client, rpc, oidc_settings, bound_namespaces):
+    sign_in(client, oidc_settings, "bob")
+    me = rpc("containers.api.v1.IdentityService/WhoAmI", {}, headers={"Origin": "http://testserver"})
+    assert me.status == 200, me
+    assert (me.body["kind"], me.body["subject"]) == ("user", "bob")
+    assert me.body["namespaces"] == [{"namespace": "team-a", "role": "ROLE_OPERATOR"}]
+    assert "groups" in me.body["scopes"]

@@ -22,44 +22,63 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x63ontainers/api/v1/egress.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x01\n\x0b\x45gressGrant\x12\x10\n\x08grant_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0e\n\x06target\x18\x03 \x01(\t\x12\x31\n\x04kind\x18\x04 \x01(\x0e\x32#.containers.api.v1.EgressTargetKind\x12/\n\x0b\x63reate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x06 \x01(\t\"\xd8\x01\n\x0b\x45gressEvent\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x30\n\x04kind\x18\x02 \x01(\x0e\x32\".containers.api.v1.EgressEventKind\x12\x0e\n\x06target\x18\x03 \x01(\t\x12\x10\n\x08grant_id\x18\x04 \x01(\t\x12\x12\n\nsandbox_id\x18\x05 \x01(\t\x12\x0f\n\x07\x61llowed\x18\x06 \x01(\x08\x12\r\n\x05\x61\x63tor\x18\x07 \x01(\t\x12.\n\nevent_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"7\n\x12GrantEgressRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0e\n\x06target\x18\x02 \x01(\t\"D\n\x13GrantEgressResponse\x12-\n\x05grant\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.EgressGrant\"\'\n\x13RevokeEgressRequest\x12\x10\n\x08grant_id\x18\x01 \x01(\t\"\x16\n\x14RevokeEgressResponse\"S\n\x17ListEgressGrantsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"c\n\x18ListEgressGrantsResponse\x12.\n\x06grants\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.EgressGrant\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"S\n\x17ListEgressEventsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"c\n\x18ListEgressEventsResponse\x12.\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.EgressEvent\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"O\n\x18ReportEgressEventRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x0e\n\x06target\x18\x02 \x01(\t\x12\x0f\n\x07\x61llowed\x18\x03 \x01(\x08\"J\n\x19ReportEgressEventResponse\x12-\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.EgressEvent*t\n\x10\x45gressTargetKind\x12\"\n\x1e\x45GRESS_TARGET_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x45GRESS_TARGET_KIND_HOST\x10\x01\x12\x1f\n\x1b\x45GRESS_TARGET_KIND_INTERNAL\x10\x02*\x94\x01\n\x0f\x45gressEventKind\x12!\n\x1d\x45GRESS_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45GRESS_EVENT_KIND_GRANTED\x10\x01\x12\x1d\n\x19\x45GRESS_EVENT_KIND_REVOKED\x10\x02\x12 \n\x1c\x45GRESS_EVENT_KIND_CONNECTION\x10\x03\x32\x98\x04\n\rEgressService\x12\\\n\x0bGrantEgress\x12%.containers.api.v1.GrantEgressRequest\x1a&.containers.api.v1.GrantEgressResponse\x12_\n\x0cRevokeEgress\x12&.containers.api.v1.RevokeEgressRequest\x1a\'.containers.api.v1.RevokeEgressResponse\x12k\n\x10ListEgressGrants\x12*.containers.api.v1.ListEgressGrantsRequest\x1a+.containers.api.v1.ListEgressGrantsResponse\x12k\n\x10ListEgressEvents\x12*.containers.api.v1.ListEgressEventsRequest\x1a+.containers.api.v1.ListEgressEventsResponse\x12n\n\x11ReportEgressEvent\x12+.containers.api.v1.ReportEgressEventRequest\x1a,.containers.api.v1.ReportEgressEventResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x63ontainers/api/v1/egress.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x01\n\x0b\x45gressGrant\x12\x10\n\x08grant_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0e\n\x06target\x18\x03 \x01(\t\x12\x31\n\x04kind\x18\x04 \x01(\x0e\x32#.containers.api.v1.EgressTargetKind\x12/\n\x0b\x63reate_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x06 \x01(\t\"\xd8\x01\n\x0b\x45gressEvent\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x30\n\x04kind\x18\x02 \x01(\x0e\x32\".containers.api.v1.EgressEventKind\x12\x0e\n\x06target\x18\x03 \x01(\t\x12\x10\n\x08grant_id\x18\x04 \x01(\t\x12\x12\n\nsandbox_id\x18\x05 \x01(\t\x12\x0f\n\x07\x61llowed\x18\x06 \x01(\x08\x12\r\n\x05\x61\x63tor\x18\x07 \x01(\t\x12.\n\nevent_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"H\n\x12GrantEgressRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x17\n\x06target\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\xac\x02\"D\n\x13GrantEgressResponse\x12-\n\x05grant\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.EgressGrant\"/\n\x13RevokeEgressRequest\x12\x18\n\x08grant_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"\x16\n\x14RevokeEgressResponse\"d\n\x17ListEgressGrantsRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"c\n\x18ListEgressGrantsResponse\x12.\n\x06grants\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.EgressGrant\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"d\n\x17ListEgressEventsRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"c\n\x18ListEgressEventsResponse\x12.\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.EgressEvent\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"`\n\x18ReportEgressEventRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \x12\x17\n\x06target\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\xac\x02\x12\x0f\n\x07\x61llowed\x18\x03 \x01(\x08\"J\n\x19ReportEgressEventResponse\x12-\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.EgressEvent*t\n\x10\x45gressTargetKind\x12\"\n\x1e\x45GRESS_TARGET_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x45GRESS_TARGET_KIND_HOST\x10\x01\x12\x1f\n\x1b\x45GRESS_TARGET_KIND_INTERNAL\x10\x02*\x94\x01\n\x0f\x45gressEventKind\x12!\n\x1d\x45GRESS_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45GRESS_EVENT_KIND_GRANTED\x10\x01\x12\x1d\n\x19\x45GRESS_EVENT_KIND_REVOKED\x10\x02\x12 \n\x1c\x45GRESS_EVENT_KIND_CONNECTION\x10\x03\x32\x98\x04\n\rEgressService\x12\\\n\x0bGrantEgress\x12%.containers.api.v1.GrantEgressRequest\x1a&.containers.api.v1.GrantEgressResponse\x12_\n\x0cRevokeEgress\x12&.containers.api.v1.RevokeEgressRequest\x1a\'.containers.api.v1.RevokeEgressResponse\x12k\n\x10ListEgressGrants\x12*.containers.api.v1.ListEgressGrantsRequest\x1a+.containers.api.v1.ListEgressGrantsResponse\x12k\n\x10ListEgressEvents\x12*.containers.api.v1.ListEgressEventsRequest\x1a+.containers.api.v1.ListEgressEventsResponse\x12n\n\x11ReportEgressEvent\x12+.containers.api.v1.ReportEgressEventRequest\x1a,.containers.api.v1.ReportEgressEventResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'containers.api.v1.egress_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_EGRESSTARGETKIND']._serialized_start=1215
-  _globals['_EGRESSTARGETKIND']._serialized_end=1331
-  _globals['_EGRESSEVENTKIND']._serialized_start=1334
-  _globals['_EGRESSEVENTKIND']._serialized_end=1482
-  _globals['_EGRESSGRANT']._serialized_start=87
-  _globals['_EGRESSGRANT']._serialized_end=273
-  _globals['_EGRESSEVENT']._serialized_start=276
-  _globals['_EGRESSEVENT']._serialized_end=492
-  _globals['_GRANTEGRESSREQUEST']._serialized_start=494
-  _globals['_GRANTEGRESSREQUEST']._serialized_end=549
-  _globals['_GRANTEGRESSRESPONSE']._serialized_start=551
-  _globals['_GRANTEGRESSRESPONSE']._serialized_end=619
-  _globals['_REVOKEEGRESSREQUEST']._serialized_start=621
-  _globals['_REVOKEEGRESSREQUEST']._serialized_end=660
-  _globals['_REVOKEEGRESSRESPONSE']._serialized_start=662
-  _globals['_REVOKEEGRESSRESPONSE']._serialized_end=684
-  _globals['_LISTEGRESSGRANTSREQUEST']._serialized_start=686
-  _globals['_LISTEGRESSGRANTSREQUEST']._serialized_end=769
-  _globals['_LISTEGRESSGRANTSRESPONSE']._serialized_start=771
-  _globals['_LISTEGRESSGRANTSRESPONSE']._serialized_end=870
-  _globals['_LISTEGRESSEVENTSREQUEST']._serialized_start=872
-  _globals['_LISTEGRESSEVENTSREQUEST']._serialized_end=955
-  _globals['_LISTEGRESSEVENTSRESPONSE']._serialized_start=957
-  _globals['_LISTEGRESSEVENTSRESPONSE']._serialized_end=1056
-  _globals['_REPORTEGRESSEVENTREQUEST']._serialized_start=1058
-  _globals['_REPORTEGRESSEVENTREQUEST']._serialized_end=1137
-  _globals['_REPORTEGRESSEVENTRESPONSE']._serialized_start=1139
-  _globals['_REPORTEGRESSEVENTRESPONSE']._serialized_end=1213
-  _globals['_EGRESSSERVICE']._serialized_start=1485
-  _globals['_EGRESSSERVICE']._serialized_end=2021
+  _globals['_GRANTEGRESSREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_GRANTEGRESSREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_GRANTEGRESSREQUEST'].fields_by_name['target']._loaded_options = None
+  _globals['_GRANTEGRESSREQUEST'].fields_by_name['target']._serialized_options = b'\352\340\030\003\010\254\002'
+  _globals['_REVOKEEGRESSREQUEST'].fields_by_name['grant_id']._loaded_options = None
+  _globals['_REVOKEEGRESSREQUEST'].fields_by_name['grant_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_LISTEGRESSGRANTSREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_LISTEGRESSGRANTSREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_LISTEGRESSGRANTSREQUEST'].fields_by_name['page_token']._loaded_options = None
+  _globals['_LISTEGRESSGRANTSREQUEST'].fields_by_name['page_token']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_LISTEGRESSEVENTSREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_LISTEGRESSEVENTSREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_LISTEGRESSEVENTSREQUEST'].fields_by_name['page_token']._loaded_options = None
+  _globals['_LISTEGRESSEVENTSREQUEST'].fields_by_name['page_token']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_REPORTEGRESSEVENTREQUEST'].fields_by_name['sandbox_id']._loaded_options = None
+  _globals['_REPORTEGRESSEVENTREQUEST'].fields_by_name['sandbox_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_REPORTEGRESSEVENTREQUEST'].fields_by_name['target']._loaded_options = None
+  _globals['_REPORTEGRESSEVENTREQUEST'].fields_by_name['target']._serialized_options = b'\352\340\030\003\010\254\002'
+  _globals['_EGRESSTARGETKIND']._serialized_start=1318
+  _globals['_EGRESSTARGETKIND']._serialized_end=1434
+  _globals['_EGRESSEVENTKIND']._serialized_start=1437
+  _globals['_EGRESSEVENTKIND']._serialized_end=1585
+  _globals['_EGRESSGRANT']._serialized_start=114
+  _globals['_EGRESSGRANT']._serialized_end=300
+  _globals['_EGRESSEVENT']._serialized_start=303
+  _globals['_EGRESSEVENT']._serialized_end=519
+  _globals['_GRANTEGRESSREQUEST']._serialized_start=521
+  _globals['_GRANTEGRESSREQUEST']._serialized_end=593
+  _globals['_GRANTEGRESSRESPONSE']._serialized_start=595
+  _globals['_GRANTEGRESSRESPONSE']._serialized_end=663
+  _globals['_REVOKEEGRESSREQUEST']._serialized_start=665
+  _globals['_REVOKEEGRESSREQUEST']._serialized_end=712
+  _globals['_REVOKEEGRESSRESPONSE']._serialized_start=714
+  _globals['_REVOKEEGRESSRESPONSE']._serialized_end=736
+  _globals['_LISTEGRESSGRANTSREQUEST']._serialized_start=738
+  _globals['_LISTEGRESSGRANTSREQUEST']._serialized_end=838
+  _globals['_LISTEGRESSGRANTSRESPONSE']._serialized_start=840
+  _globals['_LISTEGRESSGRANTSRESPONSE']._serialized_end=939
+  _globals['_LISTEGRESSEVENTSREQUEST']._serialized_start=941
+  _globals['_LISTEGRESSEVENTSREQUEST']._serialized_end=1041
+  _globals['_LISTEGRESSEVENTSRESPONSE']._serialized_start=1043
+  _globals['_LISTEGRESSEVENTSRESPONSE']._serialized_end=1142
+  _globals['_REPORTEGRESSEVENTREQUEST']._serialized_start=1144
+  _globals['_REPORTEGRESSEVENTREQUEST']._serialized_end=1240
+  _globals['_REPORTEGRESSEVENTRESPONSE']._serialized_start=1242
+  _globals['_REPORTEGRESSEVENTRESPONSE']._serialized_end=1316
+  _globals['_EGRESSSERVICE']._serialized_start=1588
+  _globals['_EGRESSSERVICE']._serialized_end=2124
 # @@protoc_insertion_point(module_scope)

@@ -22,36 +22,51 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#containers/api/v1/environment.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n\x0b\x45nvironment\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05image\x18\x04 \x01(\t\x12\x32\n\x05state\x18\x05 \x01(\x0e\x32#.containers.api.v1.EnvironmentState\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x08 \x01(\t\"L\n\x1aRegisterEnvironmentRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\"R\n\x1bRegisterEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"/\n\x15GetEnvironmentRequest\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\"M\n\x16GetEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"S\n\x17ListEnvironmentsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"i\n\x18ListEnvironmentsResponse\x12\x34\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.Environment\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"1\n\x17\x42uildEnvironmentRequest\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\"O\n\x18\x42uildEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment*\xb2\x01\n\x10\x45nvironmentState\x12!\n\x1d\x45NVIRONMENT_STATE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45NVIRONMENT_STATE_REGISTERED\x10\x01\x12\x1e\n\x1a\x45NVIRONMENT_STATE_BUILDING\x10\x02\x12\x1b\n\x17\x45NVIRONMENT_STATE_READY\x10\x03\x12\x1c\n\x18\x45NVIRONMENT_STATE_FAILED\x10\x04\x32\xcb\x03\n\x12\x45nvironmentService\x12t\n\x13RegisterEnvironment\x12-.containers.api.v1.RegisterEnvironmentRequest\x1a..containers.api.v1.RegisterEnvironmentResponse\x12\x65\n\x0eGetEnvironment\x12(.containers.api.v1.GetEnvironmentRequest\x1a).containers.api.v1.GetEnvironmentResponse\x12k\n\x10ListEnvironments\x12*.containers.api.v1.ListEnvironmentsRequest\x1a+.containers.api.v1.ListEnvironmentsResponse\x12k\n\x10\x42uildEnvironment\x12*.containers.api.v1.BuildEnvironmentRequest\x1a+.containers.api.v1.BuildEnvironmentResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#containers/api/v1/environment.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n\x0b\x45nvironment\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05image\x18\x04 \x01(\t\x12\x32\n\x05state\x18\x05 \x01(\x0e\x32#.containers.api.v1.EnvironmentState\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x08 \x01(\t\"e\n\x1aRegisterEnvironmentRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x14\n\x04name\x18\x02 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"R\n\x1bRegisterEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"7\n\x15GetEnvironmentRequest\x12\x1e\n\x0e\x65nvironment_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"M\n\x16GetEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"d\n\x17ListEnvironmentsRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"i\n\x18ListEnvironmentsResponse\x12\x34\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.Environment\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"9\n\x17\x42uildEnvironmentRequest\x12\x1e\n\x0e\x65nvironment_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"O\n\x18\x42uildEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment*\xb2\x01\n\x10\x45nvironmentState\x12!\n\x1d\x45NVIRONMENT_STATE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45NVIRONMENT_STATE_REGISTERED\x10\x01\x12\x1e\n\x1a\x45NVIRONMENT_STATE_BUILDING\x10\x02\x12\x1b\n\x17\x45NVIRONMENT_STATE_READY\x10\x03\x12\x1c\n\x18\x45NVIRONMENT_STATE_FAILED\x10\x04\x32\xcb\x03\n\x12\x45nvironmentService\x12t\n\x13RegisterEnvironment\x12-.containers.api.v1.RegisterEnvironmentRequest\x1a..containers.api.v1.RegisterEnvironmentResponse\x12\x65\n\x0eGetEnvironment\x12(.containers.api.v1.GetEnvironmentRequest\x1a).containers.api.v1.GetEnvironmentResponse\x12k\n\x10ListEnvironments\x12*.containers.api.v1.ListEnvironmentsRequest\x1a+.containers.api.v1.ListEnvironmentsResponse\x12k\n\x10\x42uildEnvironment\x12*.containers.api.v1.BuildEnvironmentRequest\x1a+.containers.api.v1.BuildEnvironmentResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'containers.api.v1.environment_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ENVIRONMENTSTATE']._serialized_start=964
-  _globals['_ENVIRONMENTSTATE']._serialized_end=1142
-  _globals['_ENVIRONMENT']._serialized_start=92
-  _globals['_ENVIRONMENT']._serialized_end=347
-  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_start=349
-  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_end=425
-  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_start=427
-  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_end=509
-  _globals['_GETENVIRONMENTREQUEST']._serialized_start=511
-  _globals['_GETENVIRONMENTREQUEST']._serialized_end=558
-  _globals['_GETENVIRONMENTRESPONSE']._serialized_start=560
-  _globals['_GETENVIRONMENTRESPONSE']._serialized_end=637
-  _globals['_LISTENVIRONMENTSREQUEST']._serialized_start=639
-  _globals['_LISTENVIRONMENTSREQUEST']._serialized_end=722
-  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_start=724
-  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_end=829
-  _globals['_BUILDENVIRONMENTREQUEST']._serialized_start=831
-  _globals['_BUILDENVIRONMENTREQUEST']._serialized_end=880
-  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_start=882
-  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_end=961
-  _globals['_ENVIRONMENTSERVICE']._serialized_start=1145
-  _globals['_ENVIRONMENTSERVICE']._serialized_end=1604
+  _globals['_REGISTERENVIRONMENTREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_REGISTERENVIRONMENTREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_REGISTERENVIRONMENTREQUEST'].fields_by_name['name']._loaded_options = None
+  _globals['_REGISTERENVIRONMENTREQUEST'].fields_by_name['name']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_REGISTERENVIRONMENTREQUEST'].fields_by_name['image']._loaded_options = None
+  _globals['_REGISTERENVIRONMENTREQUEST'].fields_by_name['image']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_GETENVIRONMENTREQUEST'].fields_by_name['environment_id']._loaded_options = None
+  _globals['_GETENVIRONMENTREQUEST'].fields_by_name['environment_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_LISTENVIRONMENTSREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_LISTENVIRONMENTSREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_LISTENVIRONMENTSREQUEST'].fields_by_name['page_token']._loaded_options = None
+  _globals['_LISTENVIRONMENTSREQUEST'].fields_by_name['page_token']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_BUILDENVIRONMENTREQUEST'].fields_by_name['environment_id']._loaded_options = None
+  _globals['_BUILDENVIRONMENTREQUEST'].fields_by_name['environment_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_ENVIRONMENTSTATE']._serialized_start=1049
+  _globals['_ENVIRONMENTSTATE']._serialized_end=1227
+  _globals['_ENVIRONMENT']._serialized_start=119
+  _globals['_ENVIRONMENT']._serialized_end=374
+  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_start=376
+  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_end=477
+  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_start=479
+  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_end=561
+  _globals['_GETENVIRONMENTREQUEST']._serialized_start=563
+  _globals['_GETENVIRONMENTREQUEST']._serialized_end=618
+  _globals['_GETENVIRONMENTRESPONSE']._serialized_start=620
+  _globals['_GETENVIRONMENTRESPONSE']._serialized_end=697
+  _globals['_LISTENVIRONMENTSREQUEST']._serialized_start=699
+  _globals['_LISTENVIRONMENTSREQUEST']._serialized_end=799
+  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_start=801
+  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_end=906
+  _globals['_BUILDENVIRONMENTREQUEST']._serialized_start=908
+  _globals['_BUILDENVIRONMENTREQUEST']._serialized_end=965
+  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_start=967
+  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_end=1046
+  _globals['_ENVIRONMENTSERVICE']._serialized_start=1230
+  _globals['_ENVIRONMENTSERVICE']._serialized_end=1689
 # @@protoc_insertion_point(module_scope)

@@ -22,10 +22,11 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63ontainers/api/v1/job.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x02\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x04 \x03(\t\x12,\n\x03\x65nv\x18\x05 \x03(\x0b\x32\x1f.containers.api.v1.Job.EnvEntry\x12*\n\x05state\x18\x06 \x01(\x0e\x32\x1b.containers.api.v1.JobState\x12/\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\t \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa6\x01\n\rRunJobRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\r\n\x05image\x18\x02 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x03 \x03(\t\x12\x36\n\x03\x65nv\x18\x04 \x03(\x0b\x32).containers.api.v1.RunJobRequest.EnvEntry\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x0eRunJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"5\n\x0eGetJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"K\n\x0fListJobsRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"Q\n\x10ListJobsResponse\x12$\n\x04jobs\x18\x01 \x03(\x0b\x32\x16.containers.api.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"8\n\x11\x43\x61ncelJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job*\x9a\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x05\x32\xd7\x02\n\nJobService\x12M\n\x06RunJob\x12 .containers.api.v1.RunJobRequest\x1a!.containers.api.v1.RunJobResponse\x12M\n\x06GetJob\x12 .containers.api.v1.GetJobRequest\x1a!.containers.api.v1.GetJobResponse\x12S\n\x08ListJobs\x12\".containers.api.v1.ListJobsRequest\x1a#.containers.api.v1.ListJobsResponse\x12V\n\tCancelJob\x12#.containers.api.v1.CancelJobRequest\x1a$.containers.api.v1.CancelJobResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63ontainers/api/v1/job.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x02\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x04 \x03(\t\x12,\n\x03\x65nv\x18\x05 \x03(\x0b\x32\x1f.containers.api.v1.Job.EnvEntry\x12*\n\x05state\x18\x06 \x01(\x0e\x32\x1b.containers.api.v1.JobState\x12/\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\t \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xd3\x01\n\rRunJobRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1b\n\x07\x63ommand\x18\x03 \x03(\tB\n\xea\xe0\x18\x06\x08\x80 \x10\x80\x02\x12\x46\n\x03\x65nv\x18\x04 \x03(\x0b\x32).containers.api.v1.RunJobRequest.EnvEntryB\x0e\xea\xe0\x18\n\x08\x80\x80\x02\x10\x80\x02\x18\x80\x02\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x0eRunJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\'\n\rGetJobRequest\x12\x16\n\x06job_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"5\n\x0eGetJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\\\n\x0fListJobsRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"Q\n\x10ListJobsResponse\x12$\n\x04jobs\x18\x01 \x03(\x0b\x32\x16.containers.api.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"*\n\x10\x43\x61ncelJobRequest\x12\x16\n\x06job_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"8\n\x11\x43\x61ncelJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job*\x9a\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x05\x32\xd7\x02\n\nJobService\x12M\n\x06RunJob\x12 .containers.api.v1.RunJobRequest\x1a!.containers.api.v1.RunJobResponse\x12M\n\x06GetJob\x12 .containers.api.v1.GetJobRequest\x1a!.containers.api.v1.GetJobResponse\x12S\n\x08ListJobs\x12\".containers.api.v1.ListJobsRequest\x1a#.containers.api.v1.ListJobsResponse\x12V\n\tCancelJob\x12#.containers.api.v1.CancelJobRequest\x1a$.containers.api.v1.CancelJobResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,30 +37,46 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_JOB_ENVENTRY']._serialized_options = b'8\001'
   _globals['_RUNJOBREQUEST_ENVENTRY']._loaded_options = None
   _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_options = b'8\001'
-  _globals['_JOBSTATE']._serialized_start=977
-  _globals['_JOBSTATE']._serialized_end=1131
-  _globals['_JOB']._serialized_start=84
-  _globals['_JOB']._serialized_end=408
-  _globals['_JOB_ENVENTRY']._serialized_start=366
-  _globals['_JOB_ENVENTRY']._serialized_end=408
-  _globals['_RUNJOBREQUEST']._serialized_start=411
-  _globals['_RUNJOBREQUEST']._serialized_end=577
-  _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_start=366
-  _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_end=408
-  _globals['_RUNJOBRESPONSE']._serialized_start=579
-  _globals['_RUNJOBRESPONSE']._serialized_end=632
-  _globals['_GETJOBREQUEST']._serialized_start=634
-  _globals['_GETJOBREQUEST']._serialized_end=665
-  _globals['_GETJOBRESPONSE']._serialized_start=667
-  _globals['_GETJOBRESPONSE']._serialized_end=720
-  _globals['_LISTJOBSREQUEST']._serialized_start=722
-  _globals['_LISTJOBSREQUEST']._serialized_end=797
-  _globals['_LISTJOBSRESPONSE']._serialized_start=799
-  _globals['_LISTJOBSRESPONSE']._serialized_end=880
-  _globals['_CANCELJOBREQUEST']._serialized_start=882
-  _globals['_CANCELJOBREQUEST']._serialized_end=916
-  _globals['_CANCELJOBRESPONSE']._serialized_start=918
-  _globals['_CANCELJOBRESPONSE']._serialized_end=974
-  _globals['_JOBSERVICE']._serialized_start=1134
-  _globals['_JOBSERVICE']._serialized_end=1477
+  _globals['_RUNJOBREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_RUNJOBREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_RUNJOBREQUEST'].fields_by_name['image']._loaded_options = None
+  _globals['_RUNJOBREQUEST'].fields_by_name['image']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_RUNJOBREQUEST'].fields_by_name['command']._loaded_options = None
+  _globals['_RUNJOBREQUEST'].fields_by_name['command']._serialized_options = b'\352\340\030\006\010\200 \020\200\002'
+  _globals['_RUNJOBREQUEST'].fields_by_name['env']._loaded_options = None
+  _globals['_RUNJOBREQUEST'].fields_by_name['env']._serialized_options = b'\352\340\030\n\010\200\200\002\020\200\002\030\200\002'
+  _globals['_GETJOBREQUEST'].fields_by_name['job_id']._loaded_options = None
+  _globals['_GETJOBREQUEST'].fields_by_name['job_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_LISTJOBSREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_LISTJOBSREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_LISTJOBSREQUEST'].fields_by_name['page_token']._loaded_options = None
+  _globals['_LISTJOBSREQUEST'].fields_by_name['page_token']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_CANCELJOBREQUEST'].fields_by_name['job_id']._loaded_options = None
+  _globals['_CANCELJOBREQUEST'].fields_by_name['job_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_JOBSTATE']._serialized_start=1082
+  _globals['_JOBSTATE']._serialized_end=1236
+  _globals['_JOB']._serialized_start=111
+  _globals['_JOB']._serialized_end=435
+  _globals['_JOB_ENVENTRY']._serialized_start=393
+  _globals['_JOB_ENVENTRY']._serialized_end=435
+  _globals['_RUNJOBREQUEST']._serialized_start=438
+  _globals['_RUNJOBREQUEST']._serialized_end=649
+  _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_start=393
+  _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_end=435
+  _globals['_RUNJOBRESPONSE']._serialized_start=651
+  _globals['_RUNJOBRESPONSE']._serialized_end=704
+  _globals['_GETJOBREQUEST']._serialized_start=706
+  _globals['_GETJOBREQUEST']._serialized_end=745
+  _globals['_GETJOBRESPONSE']._serialized_start=747
+  _globals['_GETJOBRESPONSE']._serialized_end=800
+  _globals['_LISTJOBSREQUEST']._serialized_start=802
+  _globals['_LISTJOBSREQUEST']._serialized_end=894
+  _globals['_LISTJOBSRESPONSE']._serialized_start=896
+  _globals['_LISTJOBSRESPONSE']._serialized_end=977
+  _globals['_CANCELJOBREQUEST']._serialized_start=979
+  _globals['_CANCELJOBREQUEST']._serialized_end=1021
+  _globals['_CANCELJOBRESPONSE']._serialized_start=1023
+  _globals['_CANCELJOBRESPONSE']._serialized_end=1079
+  _globals['_JOBSERVICE']._serialized_start=1239
+  _globals['_JOBSERVICE']._serialized_end=1582
 # @@protoc_insertion_point(module_scope)

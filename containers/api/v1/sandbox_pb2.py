@@ -22,42 +22,61 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63ontainers/api/v1/sandbox.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb0\x01\n\x07Sandbox\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x14\n\x0c\x61gent_key_id\x18\x05 \x01(\t\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x07 \x01(\t\"N\n\x14\x43reateSandboxRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\r\n\x05image\x18\x02 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x03 \x01(\t\"D\n\x15\x43reateSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"\'\n\x11GetSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"A\n\x12GetSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"P\n\x14ListSandboxesRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"_\n\x15ListSandboxesResponse\x12-\n\tsandboxes\x18\x01 \x03(\x0b\x32\x1a.containers.api.v1.Sandbox\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"*\n\x14\x44\x65leteSandboxRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"\x17\n\x15\x44\x65leteSandboxResponse\"*\n\x14GetPreviewUrlRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"$\n\x15GetPreviewUrlResponse\x12\x0b\n\x03url\x18\x01 \x01(\t\"&\n\x10GetAppKeyRequest\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\"$\n\x11GetAppKeyResponse\x12\x0f\n\x07\x61pp_key\x18\x01 \x01(\t2\xd3\x04\n\x0eSandboxService\x12\x62\n\rCreateSandbox\x12\'.containers.api.v1.CreateSandboxRequest\x1a(.containers.api.v1.CreateSandboxResponse\x12Y\n\nGetSandbox\x12$.containers.api.v1.GetSandboxRequest\x1a%.containers.api.v1.GetSandboxResponse\x12\x62\n\rListSandboxes\x12\'.containers.api.v1.ListSandboxesRequest\x1a(.containers.api.v1.ListSandboxesResponse\x12\x62\n\rDeleteSandbox\x12\'.containers.api.v1.DeleteSandboxRequest\x1a(.containers.api.v1.DeleteSandboxResponse\x12\x62\n\rGetPreviewUrl\x12\'.containers.api.v1.GetPreviewUrlRequest\x1a(.containers.api.v1.GetPreviewUrlResponse\x12V\n\tGetAppKey\x12#.containers.api.v1.GetAppKeyRequest\x1a$.containers.api.v1.GetAppKeyResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63ontainers/api/v1/sandbox.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb0\x01\n\x07Sandbox\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x14\n\x0c\x61gent_key_id\x18\x05 \x01(\t\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x07 \x01(\t\"g\n\x14\x43reateSandboxRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1c\n\x0cworkspace_id\x18\x03 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"D\n\x15\x43reateSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"/\n\x11GetSandboxRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"A\n\x12GetSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"a\n\x14ListSandboxesRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"_\n\x15ListSandboxesResponse\x12-\n\tsandboxes\x18\x01 \x03(\x0b\x32\x1a.containers.api.v1.Sandbox\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"2\n\x14\x44\x65leteSandboxRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"\x17\n\x15\x44\x65leteSandboxResponse\"2\n\x14GetPreviewUrlRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"$\n\x15GetPreviewUrlResponse\x12\x0b\n\x03url\x18\x01 \x01(\t\".\n\x10GetAppKeyRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"$\n\x11GetAppKeyResponse\x12\x0f\n\x07\x61pp_key\x18\x01 \x01(\t2\xd3\x04\n\x0eSandboxService\x12\x62\n\rCreateSandbox\x12\'.containers.api.v1.CreateSandboxRequest\x1a(.containers.api.v1.CreateSandboxResponse\x12Y\n\nGetSandbox\x12$.containers.api.v1.GetSandboxRequest\x1a%.containers.api.v1.GetSandboxResponse\x12\x62\n\rListSandboxes\x12\'.containers.api.v1.ListSandboxesRequest\x1a(.containers.api.v1.ListSandboxesResponse\x12\x62\n\rDeleteSandbox\x12\'.containers.api.v1.DeleteSandboxRequest\x1a(.containers.api.v1.DeleteSandboxResponse\x12\x62\n\rGetPreviewUrl\x12\'.containers.api.v1.GetPreviewUrlRequest\x1a(.containers.api.v1.GetPreviewUrlResponse\x12V\n\tGetAppKey\x12#.containers.api.v1.GetAppKeyRequest\x1a$.containers.api.v1.GetAppKeyResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'containers.api.v1.sandbox_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SANDBOX']._serialized_start=88
-  _globals['_SANDBOX']._serialized_end=264
-  _globals['_CREATESANDBOXREQUEST']._serialized_start=266
-  _globals['_CREATESANDBOXREQUEST']._serialized_end=344
-  _globals['_CREATESANDBOXRESPONSE']._serialized_start=346
-  _globals['_CREATESANDBOXRESPONSE']._serialized_end=414
-  _globals['_GETSANDBOXREQUEST']._serialized_start=416
-  _globals['_GETSANDBOXREQUEST']._serialized_end=455
-  _globals['_GETSANDBOXRESPONSE']._serialized_start=457
-  _globals['_GETSANDBOXRESPONSE']._serialized_end=522
-  _globals['_LISTSANDBOXESREQUEST']._serialized_start=524
-  _globals['_LISTSANDBOXESREQUEST']._serialized_end=604
-  _globals['_LISTSANDBOXESRESPONSE']._serialized_start=606
-  _globals['_LISTSANDBOXESRESPONSE']._serialized_end=701
-  _globals['_DELETESANDBOXREQUEST']._serialized_start=703
-  _globals['_DELETESANDBOXREQUEST']._serialized_end=745
-  _globals['_DELETESANDBOXRESPONSE']._serialized_start=747
-  _globals['_DELETESANDBOXRESPONSE']._serialized_end=770
-  _globals['_GETPREVIEWURLREQUEST']._serialized_start=772
-  _globals['_GETPREVIEWURLREQUEST']._serialized_end=814
-  _globals['_GETPREVIEWURLRESPONSE']._serialized_start=816
-  _globals['_GETPREVIEWURLRESPONSE']._serialized_end=852
-  _globals['_GETAPPKEYREQUEST']._serialized_start=854
-  _globals['_GETAPPKEYREQUEST']._serialized_end=892
-  _globals['_GETAPPKEYRESPONSE']._serialized_start=894
-  _globals['_GETAPPKEYRESPONSE']._serialized_end=930
-  _globals['_SANDBOXSERVICE']._serialized_start=933
-  _globals['_SANDBOXSERVICE']._serialized_end=1528
+  _globals['_CREATESANDBOXREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_CREATESANDBOXREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_CREATESANDBOXREQUEST'].fields_by_name['image']._loaded_options = None
+  _globals['_CREATESANDBOXREQUEST'].fields_by_name['image']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_CREATESANDBOXREQUEST'].fields_by_name['workspace_id']._loaded_options = None
+  _globals['_CREATESANDBOXREQUEST'].fields_by_name['workspace_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_GETSANDBOXREQUEST'].fields_by_name['sandbox_id']._loaded_options = None
+  _globals['_GETSANDBOXREQUEST'].fields_by_name['sandbox_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_LISTSANDBOXESREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_LISTSANDBOXESREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_LISTSANDBOXESREQUEST'].fields_by_name['page_token']._loaded_options = None
+  _globals['_LISTSANDBOXESREQUEST'].fields_by_name['page_token']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_DELETESANDBOXREQUEST'].fields_by_name['sandbox_id']._loaded_options = None
+  _globals['_DELETESANDBOXREQUEST'].fields_by_name['sandbox_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_GETPREVIEWURLREQUEST'].fields_by_name['sandbox_id']._loaded_options = None
+  _globals['_GETPREVIEWURLREQUEST'].fields_by_name['sandbox_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_GETAPPKEYREQUEST'].fields_by_name['sandbox_id']._loaded_options = None
+  _globals['_GETAPPKEYREQUEST'].fields_by_name['sandbox_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_SANDBOX']._serialized_start=115
+  _globals['_SANDBOX']._serialized_end=291
+  _globals['_CREATESANDBOXREQUEST']._serialized_start=293
+  _globals['_CREATESANDBOXREQUEST']._serialized_end=396
+  _globals['_CREATESANDBOXRESPONSE']._serialized_start=398
+  _globals['_CREATESANDBOXRESPONSE']._serialized_end=466
+  _globals['_GETSANDBOXREQUEST']._serialized_start=468
+  _globals['_GETSANDBOXREQUEST']._serialized_end=515
+  _globals['_GETSANDBOXRESPONSE']._serialized_start=517
+  _globals['_GETSANDBOXRESPONSE']._serialized_end=582
+  _globals['_LISTSANDBOXESREQUEST']._serialized_start=584
+  _globals['_LISTSANDBOXESREQUEST']._serialized_end=681
+  _globals['_LISTSANDBOXESRESPONSE']._serialized_start=683
+  _globals['_LISTSANDBOXESRESPONSE']._serialized_end=778
+  _globals['_DELETESANDBOXREQUEST']._serialized_start=780
+  _globals['_DELETESANDBOXREQUEST']._serialized_end=830
+  _globals['_DELETESANDBOXRESPONSE']._serialized_start=832
+  _globals['_DELETESANDBOXRESPONSE']._serialized_end=855
+  _globals['_GETPREVIEWURLREQUEST']._serialized_start=857
+  _globals['_GETPREVIEWURLREQUEST']._serialized_end=907
+  _globals['_GETPREVIEWURLRESPONSE']._serialized_start=909
+  _globals['_GETPREVIEWURLRESPONSE']._serialized_end=945
+  _globals['_GETAPPKEYREQUEST']._serialized_start=947
+  _globals['_GETAPPKEYREQUEST']._serialized_end=993
+  _globals['_GETAPPKEYRESPONSE']._serialized_start=995
+  _globals['_GETAPPKEYRESPONSE']._serialized_end=1031
+  _globals['_SANDBOXSERVICE']._serialized_start=1034
+  _globals['_SANDBOXSERVICE']._serialized_end=1629
 # @@protoc_insertion_point(module_scope)

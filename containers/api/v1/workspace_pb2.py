@@ -22,34 +22,47 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!containers/api/v1/workspace.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n\tWorkspace\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x05 \x01(\t\"9\n\x16\x43reateWorkspaceRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"J\n\x17\x43reateWorkspaceResponse\x12/\n\tworkspace\x18\x01 \x01(\x0b\x32\x1c.containers.api.v1.Workspace\"+\n\x13GetWorkspaceRequest\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\"G\n\x14GetWorkspaceResponse\x12/\n\tworkspace\x18\x01 \x01(\x0b\x32\x1c.containers.api.v1.Workspace\"Q\n\x15ListWorkspacesRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"c\n\x16ListWorkspacesResponse\x12\x30\n\nworkspaces\x18\x01 \x03(\x0b\x32\x1c.containers.api.v1.Workspace\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\".\n\x16\x44\x65leteWorkspaceRequest\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\"\x19\n\x17\x44\x65leteWorkspaceResponse2\xae\x03\n\x10WorkspaceService\x12h\n\x0f\x43reateWorkspace\x12).containers.api.v1.CreateWorkspaceRequest\x1a*.containers.api.v1.CreateWorkspaceResponse\x12_\n\x0cGetWorkspace\x12&.containers.api.v1.GetWorkspaceRequest\x1a\'.containers.api.v1.GetWorkspaceResponse\x12\x65\n\x0eListWorkspaces\x12(.containers.api.v1.ListWorkspacesRequest\x1a).containers.api.v1.ListWorkspacesResponse\x12h\n\x0f\x44\x65leteWorkspace\x12).containers.api.v1.DeleteWorkspaceRequest\x1a*.containers.api.v1.DeleteWorkspaceResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!containers/api/v1/workspace.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n\tWorkspace\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x05 \x01(\t\"I\n\x16\x43reateWorkspaceRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x14\n\x04name\x18\x02 \x01(\tB\x06\xea\xe0\x18\x02\x08?\"J\n\x17\x43reateWorkspaceResponse\x12/\n\tworkspace\x18\x01 \x01(\x0b\x32\x1c.containers.api.v1.Workspace\"3\n\x13GetWorkspaceRequest\x12\x1c\n\x0cworkspace_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"G\n\x14GetWorkspaceResponse\x12/\n\tworkspace\x18\x01 \x01(\x0b\x32\x1c.containers.api.v1.Workspace\"b\n\x15ListWorkspacesRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"c\n\x16ListWorkspacesResponse\x12\x30\n\nworkspaces\x18\x01 \x03(\x0b\x32\x1c.containers.api.v1.Workspace\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"6\n\x16\x44\x65leteWorkspaceRequest\x12\x1c\n\x0cworkspace_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"\x19\n\x17\x44\x65leteWorkspaceResponse2\xae\x03\n\x10WorkspaceService\x12h\n\x0f\x43reateWorkspace\x12).containers.api.v1.CreateWorkspaceRequest\x1a*.containers.api.v1.CreateWorkspaceResponse\x12_\n\x0cGetWorkspace\x12&.containers.api.v1.GetWorkspaceRequest\x1a\'.containers.api.v1.GetWorkspaceResponse\x12\x65\n\x0eListWorkspaces\x12(.containers.api.v1.ListWorkspacesRequest\x1a).containers.api.v1.ListWorkspacesResponse\x12h\n\x0f\x44\x65leteWorkspace\x12).containers.api.v1.DeleteWorkspaceRequest\x1a*.containers.api.v1.DeleteWorkspaceResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'containers.api.v1.workspace_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_WORKSPACE']._serialized_start=90
-  _globals['_WORKSPACE']._serialized_end=225
-  _globals['_CREATEWORKSPACEREQUEST']._serialized_start=227
-  _globals['_CREATEWORKSPACEREQUEST']._serialized_end=284
-  _globals['_CREATEWORKSPACERESPONSE']._serialized_start=286
-  _globals['_CREATEWORKSPACERESPONSE']._serialized_end=360
-  _globals['_GETWORKSPACEREQUEST']._serialized_start=362
-  _globals['_GETWORKSPACEREQUEST']._serialized_end=405
-  _globals['_GETWORKSPACERESPONSE']._serialized_start=407
-  _globals['_GETWORKSPACERESPONSE']._serialized_end=478
-  _globals['_LISTWORKSPACESREQUEST']._serialized_start=480
-  _globals['_LISTWORKSPACESREQUEST']._serialized_end=561
-  _globals['_LISTWORKSPACESRESPONSE']._serialized_start=563
-  _globals['_LISTWORKSPACESRESPONSE']._serialized_end=662
-  _globals['_DELETEWORKSPACEREQUEST']._serialized_start=664
-  _globals['_DELETEWORKSPACEREQUEST']._serialized_end=710
-  _globals['_DELETEWORKSPACERESPONSE']._serialized_start=712
-  _globals['_DELETEWORKSPACERESPONSE']._serialized_end=737
-  _globals['_WORKSPACESERVICE']._serialized_start=740
-  _globals['_WORKSPACESERVICE']._serialized_end=1170
+  _globals['_CREATEWORKSPACEREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_CREATEWORKSPACEREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_CREATEWORKSPACEREQUEST'].fields_by_name['name']._loaded_options = None
+  _globals['_CREATEWORKSPACEREQUEST'].fields_by_name['name']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_GETWORKSPACEREQUEST'].fields_by_name['workspace_id']._loaded_options = None
+  _globals['_GETWORKSPACEREQUEST'].fields_by_name['workspace_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_LISTWORKSPACESREQUEST'].fields_by_name['namespace']._loaded_options = None
+  _globals['_LISTWORKSPACESREQUEST'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_LISTWORKSPACESREQUEST'].fields_by_name['page_token']._loaded_options = None
+  _globals['_LISTWORKSPACESREQUEST'].fields_by_name['page_token']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_DELETEWORKSPACEREQUEST'].fields_by_name['workspace_id']._loaded_options = None
+  _globals['_DELETEWORKSPACEREQUEST'].fields_by_name['workspace_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_WORKSPACE']._serialized_start=117
+  _globals['_WORKSPACE']._serialized_end=252
+  _globals['_CREATEWORKSPACEREQUEST']._serialized_start=254
+  _globals['_CREATEWORKSPACEREQUEST']._serialized_end=327
+  _globals['_CREATEWORKSPACERESPONSE']._serialized_start=329
+  _globals['_CREATEWORKSPACERESPONSE']._serialized_end=403
+  _globals['_GETWORKSPACEREQUEST']._serialized_start=405
+  _globals['_GETWORKSPACEREQUEST']._serialized_end=456
+  _globals['_GETWORKSPACERESPONSE']._serialized_start=458
+  _globals['_GETWORKSPACERESPONSE']._serialized_end=529
+  _globals['_LISTWORKSPACESREQUEST']._serialized_start=531
+  _globals['_LISTWORKSPACESREQUEST']._serialized_end=629
+  _globals['_LISTWORKSPACESRESPONSE']._serialized_start=631
+  _globals['_LISTWORKSPACESRESPONSE']._serialized_end=730
+  _globals['_DELETEWORKSPACEREQUEST']._serialized_start=732
+  _globals['_DELETEWORKSPACEREQUEST']._serialized_end=786
+  _globals['_DELETEWORKSPACERESPONSE']._serialized_start=788
+  _globals['_DELETEWORKSPACERESPONSE']._serialized_end=813
+  _globals['_WORKSPACESERVICE']._serialized_start=816
+  _globals['_WORKSPACESERVICE']._serialized_end=1246
 # @@protoc_insertion_point(module_scope)

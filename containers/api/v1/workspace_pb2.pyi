@@ -1,5 +1,6 @@
 import datetime
 
+from controlplane import limits_pb2 as _limits_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor

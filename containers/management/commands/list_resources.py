@@ -45,7 +45,7 @@ def _all_rows(model, namespace):
         yield from rows
         if len(rows) < PAGE:
             return
-        after = rows[-1].pk
+        after = selectors.position_of(rows[-1])
 
 
 def _text(value) -> str:

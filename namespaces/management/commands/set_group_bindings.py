@@ -7,7 +7,7 @@ from controlplane.commands import ROLE_HELP, command_error
 from controlplane.rpc import Error
 from namespaces.services import Binding, set_group_bindings
 
-_GROUP_FIELD = re.compile(r"^groups\[(\d+)\]\.\w+: (.*)$", re.DOTALL)
+_GROUP_FIELD = re.compile(r"groups\[(\d+)\]\.\w+: (.*)", re.DOTALL)
 
 
 class Command(BaseCommand):
@@ -52,7 +52,7 @@ def _parse(argument: str) -> Binding:
 
 def _naming_the_argument(exc: Error, bindings: list[str]) -> CommandError:
     """The service names groups[i]; the operator typed the i-th argument."""
-    match = _GROUP_FIELD.match(exc.message)
+    match = _GROUP_FIELD.fullmatch(exc.message)
     if match and int(match[1]) < len(bindings):
         return CommandError(f"{bindings[int(match[1])]!r}: {match[2]}")
     return command_error(exc)

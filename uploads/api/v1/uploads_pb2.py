@@ -22,11 +22,12 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cuploads/api/v1/uploads.proto\x12\x0euploads.api.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\x02\n\rMetadataValue\x12\x19\n\x0cstring_value\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x17\n\nbool_value\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x19\n\x0cnumber_value\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x32\n\x0b\x61rray_value\x18\x04 \x03(\x0b\x32\x1d.uploads.api.v1.MetadataValue\x12\x44\n\x0cobject_value\x18\x05 \x03(\x0b\x32..uploads.api.v1.MetadataValue.ObjectValueEntry\x1aQ\n\x10ObjectValueEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12,\n\x05value\x18\x02 \x01(\x0b\x32\x1d.uploads.api.v1.MetadataValue:\x02\x38\x01\x42\x0f\n\r_string_valueB\r\n\x0b_bool_valueB\x0f\n\r_number_value\"\xbb\x01\n\nMetadataKv\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x35\n\nvalue_type\x18\x02 \x01(\x0e\x32!.uploads.api.v1.MetadataValueType\x12,\n\x05value\x18\x03 \x01(\x0b\x32\x1d.uploads.api.v1.MetadataValue\x12\r\n\x05title\x18\x04 \x01(\t\x12\x11\n\ticon_name\x18\x05 \x01(\t\x12\x19\n\x11hidden_from_users\x18\x06 \x01(\x08\"\xf9\x01\n\x0bIntegration\x12\x16\n\x0eintegration_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x17\n\x0foauth_client_id\x18\x03 \x01(\t\x12\x42\n\x0f\x66older_behavior\x18\x04 \x01(\x0e\x32).uploads.api.v1.IntegrationFolderBehavior\x12\x17\n\x0f\x66older_link_url\x18\x05 \x01(\t\x12-\n\x04mode\x18\x06 \x01(\x0e\x32\x1f.uploads.api.v1.IntegrationMode\x12\x1f\n\x17\x62ucket_launcher_enabled\x18\x07 \x01(\x08\";\n\x0eMetaUploadType\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\t\n\x01n\x18\x02 \x01(\x05\x12\x10\n\x08\x66ilename\x18\x03 \x01(\t\"y\n\nMetaUpload\x12,\n\x04type\x18\x01 \x01(\x0b\x32\x1e.uploads.api.v1.MetaUploadType\x12\x13\n\x0bmetadata_id\x18\x02 \x01(\t\x12\x12\n\nupload_url\x18\x03 \x01(\t\x12\x14\n\x0c\x64ownload_url\x18\x04 \x01(\t\"\xa1\x02\n\x05\x41lias\x12\x10\n\x08\x61lias_id\x18\x01 \x01(\t\x12\x11\n\tupload_id\x18\x02 \x01(\t\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x0c\n\x04slug\x18\x04 \x01(\t\x12\x0b\n\x03url\x18\x05 \x01(\t\x12\x14\n\x0chas_password\x18\x06 \x01(\x08\x12.\n\nexpires_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08max_uses\x18\x08 \x01(\x05\x12\x11\n\tuse_count\x18\t \x01(\x05\x12\x18\n\x10\x61llowed_user_ids\x18\n \x03(\t\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rexternal_path\x18\x0c \x01(\t\",\n\x07UserRef\x12\x0f\n\x07user_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\"\xb0\t\n\x06Upload\x12\x11\n\tupload_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04slug\x18\x03 \x01(\t\x12\x0b\n\x03url\x18\x04 \x01(\t\x12\x13\n\x0b\x63ontent_url\x18\x05 \x01(\t\x12\x12\n\nsize_bytes\x18\x06 \x01(\x03\x12\x0c\n\x04tags\x18\x07 \x03(\t\x12\x16\n\x0eintegration_id\x18\x08 \x01(\t\x12\x30\n\x0bintegration\x18\t \x01(\x0b\x32\x1b.uploads.api.v1.Integration\x12\x1b\n\x13\x61llow_any_extension\x18\n \x01(\x08\x12\x1e\n\x16\x64\x65\x66\x61ult_slug_extension\x18\x0b \x01(\t\x12\x1d\n\x15generated_description\x18\x0c \x01(\t\x12\x30\n\x0cmeta_uploads\x18\r \x03(\x0b\x32\x1a.uploads.api.v1.MetaUpload\x12\x0f\n\x07private\x18\x0e \x01(\x08\x12&\n\x07\x61liases\x18\x0f \x03(\x0b\x32\x15.uploads.api.v1.Alias\x12.\n\ncreated_at\x18\x10 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x06\x61uthor\x18\x12 \x01(\x0b\x32\x17.uploads.api.v1.UserRef\x12\x31\n\x10last_modified_by\x18\x13 \x01(\x0b\x32\x17.uploads.api.v1.UserRef\x12$\n\x1cthumbnail_generation_version\x18\x14 \x01(\x05\x12)\n!ai_description_generation_version\x18\x15 \x01(\x05\x12\"\n\x1a\x61i_tags_generation_version\x18\x16 \x01(\x05\x12%\n\x1dvirus_scan_generation_version\x18\x17 \x01(\x05\x12 \n\x18\x61i_description_input_ref\x18\x18 \x01(\t\x12\x43\n\x0fintent_metadata\x18\x19 \x03(\x0b\x32*.uploads.api.v1.Upload.IntentMetadataEntry\x12\x15\n\rexternal_path\x18\x1a \x01(\t\x12\r\n\x05order\x18\x1b \x01(\x05\x12\x17\n\x0fis_virtual_file\x18\x1c \x01(\x08\x12\x1a\n\x12integration_hidden\x18\x1d \x01(\x08\x12\x0f\n\x07version\x18\x1e \x01(\x05\x12\"\n\x1athumbnail_content_type_urn\x18\x1f \x01(\t\x12(\n thumbnail_content_type_icon_name\x18  \x01(\t\x12\'\n\x1fthumbnail_content_type_icon_url\x18! \x01(\t\x12\x30\n\x0cmetadata_kvs\x18\" \x03(\x0b\x32\x1a.uploads.api.v1.MetadataKv\x1aN\n\x13IntentMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct:\x02\x38\x01\"?\n\tBucketRef\x12\x11\n\tbucket_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"T\n\x0eMetadataFilter\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x16\n\x0cstring_value\x18\x02 \x01(\tH\x00\x12\x14\n\nbool_value\x18\x03 \x01(\x08H\x00\x42\x07\n\x05value\"\xf3\x02\n\x12ListUploadsRequest\x12)\n\x06\x62ucket\x18\x01 \x01(\x0b\x32\x19.uploads.api.v1.BucketRef\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x15\n\tdays_from\x18\x03 \x01(\x05\x42\x02\x18\x01\x12\x13\n\x07\x64\x61ys_to\x18\x04 \x01(\x05\x42\x02\x18\x01\x12\x0c\n\x04tags\x18\x05 \x03(\t\x12-\n\tdate_from\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\x07\x64\x61te_to\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04slug\x18\x08 \x01(\t\x12\x0f\n\x07sort_by\x18\t \x01(\t\x12\x12\n\nsort_order\x18\n \x01(\t\x12\x38\n\x10metadata_filters\x18\x0b \x03(\x0b\x32\x1e.uploads.api.v1.MetadataFilter\x12\x11\n\tpage_size\x18\x0c \x01(\x05\x12\x0e\n\x06\x63ursor\x18\r \x01(\t\"S\n\x13ListUploadsResponse\x12\'\n\x07uploads\x18\x01 \x03(\x0b\x32\x16.uploads.api.v1.Upload\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t*\xbf\x01\n\x19IntegrationFolderBehavior\x12+\n\'INTEGRATION_FOLDER_BEHAVIOR_UNSPECIFIED\x10\x00\x12&\n\"INTEGRATION_FOLDER_BEHAVIOR_MIRROR\x10\x01\x12\'\n#INTEGRATION_FOLDER_BEHAVIOR_FLATTEN\x10\x02\x12$\n INTEGRATION_FOLDER_BEHAVIOR_LINK\x10\x03*\x88\x01\n\x0fIntegrationMode\x12 \n\x1cINTEGRATION_MODE_UNSPECIFIED\x10\x00\x12\x1b\n\x17INTEGRATION_MODE_IMPORT\x10\x01\x12\x19\n\x15INTEGRATION_MODE_SYNC\x10\x02\x12\x1b\n\x17INTEGRATION_MODE_EXPORT\x10\x03*\xd5\x01\n\x11MetadataValueType\x12#\n\x1fMETADATA_VALUE_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n\x1aMETADATA_VALUE_TYPE_STRING\x10\x01\x12\x1c\n\x18METADATA_VALUE_TYPE_BOOL\x10\x02\x12\x1e\n\x1aMETADATA_VALUE_TYPE_NUMBER\x10\x03\x12\x1d\n\x19METADATA_VALUE_TYPE_ARRAY\x10\x04\x12\x1e\n\x1aMETADATA_VALUE_TYPE_OBJECT\x10\x05\x32n\n\x14\x42ucketUploadsService\x12V\n\x0bListUploads\x12\".uploads.api.v1.ListUploadsRequest\x1a#.uploads.api.v1.ListUploadsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cuploads/api/v1/uploads.proto\x12\x0euploads.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\x02\n\rMetadataValue\x12\x19\n\x0cstring_value\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x17\n\nbool_value\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x19\n\x0cnumber_value\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x32\n\x0b\x61rray_value\x18\x04 \x03(\x0b\x32\x1d.uploads.api.v1.MetadataValue\x12\x44\n\x0cobject_value\x18\x05 \x03(\x0b\x32..uploads.api.v1.MetadataValue.ObjectValueEntry\x1aQ\n\x10ObjectValueEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12,\n\x05value\x18\x02 \x01(\x0b\x32\x1d.uploads.api.v1.MetadataValue:\x02\x38\x01\x42\x0f\n\r_string_valueB\r\n\x0b_bool_valueB\x0f\n\r_number_value\"\xbb\x01\n\nMetadataKv\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x35\n\nvalue_type\x18\x02 \x01(\x0e\x32!.uploads.api.v1.MetadataValueType\x12,\n\x05value\x18\x03 \x01(\x0b\x32\x1d.uploads.api.v1.MetadataValue\x12\r\n\x05title\x18\x04 \x01(\t\x12\x11\n\ticon_name\x18\x05 \x01(\t\x12\x19\n\x11hidden_from_users\x18\x06 \x01(\x08\"\xf9\x01\n\x0bIntegration\x12\x16\n\x0eintegration_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x17\n\x0foauth_client_id\x18\x03 \x01(\t\x12\x42\n\x0f\x66older_behavior\x18\x04 \x01(\x0e\x32).uploads.api.v1.IntegrationFolderBehavior\x12\x17\n\x0f\x66older_link_url\x18\x05 \x01(\t\x12-\n\x04mode\x18\x06 \x01(\x0e\x32\x1f.uploads.api.v1.IntegrationMode\x12\x1f\n\x17\x62ucket_launcher_enabled\x18\x07 \x01(\x08\";\n\x0eMetaUploadType\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\t\n\x01n\x18\x02 \x01(\x05\x12\x10\n\x08\x66ilename\x18\x03 \x01(\t\"y\n\nMetaUpload\x12,\n\x04type\x18\x01 \x01(\x0b\x32\x1e.uploads.api.v1.MetaUploadType\x12\x13\n\x0bmetadata_id\x18\x02 \x01(\t\x12\x12\n\nupload_url\x18\x03 \x01(\t\x12\x14\n\x0c\x64ownload_url\x18\x04 \x01(\t\"\xa1\x02\n\x05\x41lias\x12\x10\n\x08\x61lias_id\x18\x01 \x01(\t\x12\x11\n\tupload_id\x18\x02 \x01(\t\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x0c\n\x04slug\x18\x04 \x01(\t\x12\x0b\n\x03url\x18\x05 \x01(\t\x12\x14\n\x0chas_password\x18\x06 \x01(\x08\x12.\n\nexpires_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08max_uses\x18\x08 \x01(\x05\x12\x11\n\tuse_count\x18\t \x01(\x05\x12\x18\n\x10\x61llowed_user_ids\x18\n \x03(\t\x12.\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rexternal_path\x18\x0c \x01(\t\",\n\x07UserRef\x12\x0f\n\x07user_id\x18\x01 \x01(\t\x12\x10\n\x08username\x18\x02 \x01(\t\"\xb0\t\n\x06Upload\x12\x11\n\tupload_id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0c\n\x04slug\x18\x03 \x01(\t\x12\x0b\n\x03url\x18\x04 \x01(\t\x12\x13\n\x0b\x63ontent_url\x18\x05 \x01(\t\x12\x12\n\nsize_bytes\x18\x06 \x01(\x03\x12\x0c\n\x04tags\x18\x07 \x03(\t\x12\x16\n\x0eintegration_id\x18\x08 \x01(\t\x12\x30\n\x0bintegration\x18\t \x01(\x0b\x32\x1b.uploads.api.v1.Integration\x12\x1b\n\x13\x61llow_any_extension\x18\n \x01(\x08\x12\x1e\n\x16\x64\x65\x66\x61ult_slug_extension\x18\x0b \x01(\t\x12\x1d\n\x15generated_description\x18\x0c \x01(\t\x12\x30\n\x0cmeta_uploads\x18\r \x03(\x0b\x32\x1a.uploads.api.v1.MetaUpload\x12\x0f\n\x07private\x18\x0e \x01(\x08\x12&\n\x07\x61liases\x18\x0f \x03(\x0b\x32\x15.uploads.api.v1.Alias\x12.\n\ncreated_at\x18\x10 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x06\x61uthor\x18\x12 \x01(\x0b\x32\x17.uploads.api.v1.UserRef\x12\x31\n\x10last_modified_by\x18\x13 \x01(\x0b\x32\x17.uploads.api.v1.UserRef\x12$\n\x1cthumbnail_generation_version\x18\x14 \x01(\x05\x12)\n!ai_description_generation_version\x18\x15 \x01(\x05\x12\"\n\x1a\x61i_tags_generation_version\x18\x16 \x01(\x05\x12%\n\x1dvirus_scan_generation_version\x18\x17 \x01(\x05\x12 \n\x18\x61i_description_input_ref\x18\x18 \x01(\t\x12\x43\n\x0fintent_metadata\x18\x19 \x03(\x0b\x32*.uploads.api.v1.Upload.IntentMetadataEntry\x12\x15\n\rexternal_path\x18\x1a \x01(\t\x12\r\n\x05order\x18\x1b \x01(\x05\x12\x17\n\x0fis_virtual_file\x18\x1c \x01(\x08\x12\x1a\n\x12integration_hidden\x18\x1d \x01(\x08\x12\x0f\n\x07version\x18\x1e \x01(\x05\x12\"\n\x1athumbnail_content_type_urn\x18\x1f \x01(\t\x12(\n thumbnail_content_type_icon_name\x18  \x01(\t\x12\'\n\x1fthumbnail_content_type_icon_url\x18! \x01(\t\x12\x30\n\x0cmetadata_kvs\x18\" \x03(\x0b\x32\x1a.uploads.api.v1.MetadataKv\x1aN\n\x13IntentMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct:\x02\x38\x01\"W\n\tBucketRef\x12\x19\n\tbucket_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08$\x12\x19\n\tnamespace\x18\x02 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x14\n\x04name\x18\x03 \x01(\tB\x06\xea\xe0\x18\x02\x08?\"f\n\x0eMetadataFilter\x12\x14\n\x03key\x18\x01 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1f\n\x0cstring_value\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80 H\x00\x12\x14\n\nbool_value\x18\x03 \x01(\x08H\x00\x42\x07\n\x05value\"\xb3\x03\n\x12ListUploadsRequest\x12)\n\x06\x62ucket\x18\x01 \x01(\x0b\x32\x19.uploads.api.v1.BucketRef\x12\x15\n\x04path\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80 \x12\x15\n\tdays_from\x18\x03 \x01(\x05\x42\x02\x18\x01\x12\x13\n\x07\x64\x61ys_to\x18\x04 \x01(\x05\x42\x02\x18\x01\x12\x18\n\x04tags\x18\x05 \x03(\tB\n\xea\xe0\x18\x06\x08\x80\x08\x10\xe8\x07\x12-\n\tdate_from\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\x07\x64\x61te_to\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\x04slug\x18\x08 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80 \x12\x17\n\x07sort_by\x18\t \x01(\tB\x06\xea\xe0\x18\x02\x08@\x12\x1a\n\nsort_order\x18\n \x01(\tB\x06\xea\xe0\x18\x02\x08@\x12@\n\x10metadata_filters\x18\x0b \x03(\x0b\x32\x1e.uploads.api.v1.MetadataFilterB\x06\xea\xe0\x18\x02\x10\x10\x12\x11\n\tpage_size\x18\x0c \x01(\x05\x12\x18\n\x06\x63ursor\x18\r \x01(\tB\x08\xea\xe0\x18\x04\x08\x80\x80\x01\"S\n\x13ListUploadsResponse\x12\'\n\x07uploads\x18\x01 \x03(\x0b\x32\x16.uploads.api.v1.Upload\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t*\xbf\x01\n\x19IntegrationFolderBehavior\x12+\n\'INTEGRATION_FOLDER_BEHAVIOR_UNSPECIFIED\x10\x00\x12&\n\"INTEGRATION_FOLDER_BEHAVIOR_MIRROR\x10\x01\x12\'\n#INTEGRATION_FOLDER_BEHAVIOR_FLATTEN\x10\x02\x12$\n INTEGRATION_FOLDER_BEHAVIOR_LINK\x10\x03*\x88\x01\n\x0fIntegrationMode\x12 \n\x1cINTEGRATION_MODE_UNSPECIFIED\x10\x00\x12\x1b\n\x17INTEGRATION_MODE_IMPORT\x10\x01\x12\x19\n\x15INTEGRATION_MODE_SYNC\x10\x02\x12\x1b\n\x17INTEGRATION_MODE_EXPORT\x10\x03*\xd5\x01\n\x11MetadataValueType\x12#\n\x1fMETADATA_VALUE_TYPE_UNSPECIFIED\x10\x00\x12\x1e\n\x1aMETADATA_VALUE_TYPE_STRING\x10\x01\x12\x1c\n\x18METADATA_VALUE_TYPE_BOOL\x10\x02\x12\x1e\n\x1aMETADATA_VALUE_TYPE_NUMBER\x10\x03\x12\x1d\n\x19METADATA_VALUE_TYPE_ARRAY\x10\x04\x12\x1e\n\x1aMETADATA_VALUE_TYPE_OBJECT\x10\x05\x32n\n\x14\x42ucketUploadsService\x12V\n\x0bListUploads\x12\".uploads.api.v1.ListUploadsRequest\x1a#.uploads.api.v1.ListUploadsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,44 +38,68 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_METADATAVALUE_OBJECTVALUEENTRY']._serialized_options = b'8\001'
   _globals['_UPLOAD_INTENTMETADATAENTRY']._loaded_options = None
   _globals['_UPLOAD_INTENTMETADATAENTRY']._serialized_options = b'8\001'
+  _globals['_BUCKETREF'].fields_by_name['bucket_id']._loaded_options = None
+  _globals['_BUCKETREF'].fields_by_name['bucket_id']._serialized_options = b'\352\340\030\002\010$'
+  _globals['_BUCKETREF'].fields_by_name['namespace']._loaded_options = None
+  _globals['_BUCKETREF'].fields_by_name['namespace']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_BUCKETREF'].fields_by_name['name']._loaded_options = None
+  _globals['_BUCKETREF'].fields_by_name['name']._serialized_options = b'\352\340\030\002\010?'
+  _globals['_METADATAFILTER'].fields_by_name['key']._loaded_options = None
+  _globals['_METADATAFILTER'].fields_by_name['key']._serialized_options = b'\352\340\030\003\010\200\004'
+  _globals['_METADATAFILTER'].fields_by_name['string_value']._loaded_options = None
+  _globals['_METADATAFILTER'].fields_by_name['string_value']._serialized_options = b'\352\340\030\003\010\200 '
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['path']._loaded_options = None
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['path']._serialized_options = b'\352\340\030\003\010\200 '
   _globals['_LISTUPLOADSREQUEST'].fields_by_name['days_from']._loaded_options = None
   _globals['_LISTUPLOADSREQUEST'].fields_by_name['days_from']._serialized_options = b'\030\001'
   _globals['_LISTUPLOADSREQUEST'].fields_by_name['days_to']._loaded_options = None
   _globals['_LISTUPLOADSREQUEST'].fields_by_name['days_to']._serialized_options = b'\030\001'
-  _globals['_INTEGRATIONFOLDERBEHAVIOR']._serialized_start=3240
-  _globals['_INTEGRATIONFOLDERBEHAVIOR']._serialized_end=3431
-  _globals['_INTEGRATIONMODE']._serialized_start=3434
-  _globals['_INTEGRATIONMODE']._serialized_end=3570
-  _globals['_METADATAVALUETYPE']._serialized_start=3573
-  _globals['_METADATAVALUETYPE']._serialized_end=3786
-  _globals['_METADATAVALUE']._serialized_start=112
-  _globals['_METADATAVALUE']._serialized_end=460
-  _globals['_METADATAVALUE_OBJECTVALUEENTRY']._serialized_start=330
-  _globals['_METADATAVALUE_OBJECTVALUEENTRY']._serialized_end=411
-  _globals['_METADATAKV']._serialized_start=463
-  _globals['_METADATAKV']._serialized_end=650
-  _globals['_INTEGRATION']._serialized_start=653
-  _globals['_INTEGRATION']._serialized_end=902
-  _globals['_METAUPLOADTYPE']._serialized_start=904
-  _globals['_METAUPLOADTYPE']._serialized_end=963
-  _globals['_METAUPLOAD']._serialized_start=965
-  _globals['_METAUPLOAD']._serialized_end=1086
-  _globals['_ALIAS']._serialized_start=1089
-  _globals['_ALIAS']._serialized_end=1378
-  _globals['_USERREF']._serialized_start=1380
-  _globals['_USERREF']._serialized_end=1424
-  _globals['_UPLOAD']._serialized_start=1427
-  _globals['_UPLOAD']._serialized_end=2627
-  _globals['_UPLOAD_INTENTMETADATAENTRY']._serialized_start=2549
-  _globals['_UPLOAD_INTENTMETADATAENTRY']._serialized_end=2627
-  _globals['_BUCKETREF']._serialized_start=2629
-  _globals['_BUCKETREF']._serialized_end=2692
-  _globals['_METADATAFILTER']._serialized_start=2694
-  _globals['_METADATAFILTER']._serialized_end=2778
-  _globals['_LISTUPLOADSREQUEST']._serialized_start=2781
-  _globals['_LISTUPLOADSREQUEST']._serialized_end=3152
-  _globals['_LISTUPLOADSRESPONSE']._serialized_start=3154
-  _globals['_LISTUPLOADSRESPONSE']._serialized_end=3237
-  _globals['_BUCKETUPLOADSSERVICE']._serialized_start=3788
-  _globals['_BUCKETUPLOADSSERVICE']._serialized_end=3898
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['tags']._loaded_options = None
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['tags']._serialized_options = b'\352\340\030\006\010\200\010\020\350\007'
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['slug']._loaded_options = None
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['slug']._serialized_options = b'\352\340\030\003\010\200 '
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['sort_by']._loaded_options = None
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['sort_by']._serialized_options = b'\352\340\030\002\010@'
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['sort_order']._loaded_options = None
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['sort_order']._serialized_options = b'\352\340\030\002\010@'
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['metadata_filters']._loaded_options = None
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['metadata_filters']._serialized_options = b'\352\340\030\002\020\020'
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['cursor']._loaded_options = None
+  _globals['_LISTUPLOADSREQUEST'].fields_by_name['cursor']._serialized_options = b'\352\340\030\004\010\200\200\001'
+  _globals['_INTEGRATIONFOLDERBEHAVIOR']._serialized_start=3373
+  _globals['_INTEGRATIONFOLDERBEHAVIOR']._serialized_end=3564
+  _globals['_INTEGRATIONMODE']._serialized_start=3567
+  _globals['_INTEGRATIONMODE']._serialized_end=3703
+  _globals['_METADATAVALUETYPE']._serialized_start=3706
+  _globals['_METADATAVALUETYPE']._serialized_end=3919
+  _globals['_METADATAVALUE']._serialized_start=139
+  _globals['_METADATAVALUE']._serialized_end=487
+  _globals['_METADATAVALUE_OBJECTVALUEENTRY']._serialized_start=357
+  _globals['_METADATAVALUE_OBJECTVALUEENTRY']._serialized_end=438
+  _globals['_METADATAKV']._serialized_start=490
+  _globals['_METADATAKV']._serialized_end=677
+  _globals['_INTEGRATION']._serialized_start=680
+  _globals['_INTEGRATION']._serialized_end=929
+  _globals['_METAUPLOADTYPE']._serialized_start=931
+  _globals['_METAUPLOADTYPE']._serialized_end=990
+  _globals['_METAUPLOAD']._serialized_start=992
+  _globals['_METAUPLOAD']._serialized_end=1113
+  _globals['_ALIAS']._serialized_start=1116
+  _globals['_ALIAS']._serialized_end=1405
+  _globals['_USERREF']._serialized_start=1407
+  _globals['_USERREF']._serialized_end=1451
+  _globals['_UPLOAD']._serialized_start=1454
+  _globals['_UPLOAD']._serialized_end=2654
+  _globals['_UPLOAD_INTENTMETADATAENTRY']._serialized_start=2576
+  _globals['_UPLOAD_INTENTMETADATAENTRY']._serialized_end=2654
+  _globals['_BUCKETREF']._serialized_start=2656
+  _globals['_BUCKETREF']._serialized_end=2743
+  _globals['_METADATAFILTER']._serialized_start=2745
+  _globals['_METADATAFILTER']._serialized_end=2847
+  _globals['_LISTUPLOADSREQUEST']._serialized_start=2850
+  _globals['_LISTUPLOADSREQUEST']._serialized_end=3285
+  _globals['_LISTUPLOADSRESPONSE']._serialized_start=3287
+  _globals['_LISTUPLOADSRESPONSE']._serialized_end=3370
+  _globals['_BUCKETUPLOADSSERVICE']._serialized_start=3921
+  _globals['_BUCKETUPLOADSSERVICE']._serialized_end=4031
 # @@protoc_insertion_point(module_scope)

@@ -3,6 +3,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError
 
+from controlplane.auth import Principal
 from uploads.services import ImportFailed, import_uploads
 
 from ._bucket import bucket_argument
@@ -19,10 +20,10 @@ class Command(BaseCommand):
         target = bucket_argument(bucket)
         try:
             if file == "-":
-                count = import_uploads(bucket=target, lines=sys.stdin)
+                count = import_uploads(actor=Principal.system(), bucket=target, lines=sys.stdin)
             else:
                 with open(file, encoding="utf-8") as lines:
-                    count = import_uploads(bucket=target, lines=lines)
+                    count = import_uploads(actor=Principal.system(), bucket=target, lines=lines)
         except ImportFailed as exc:
             raise CommandError(f"{file}: {exc}; nothing was imported") from None
         except IntegrityError as exc:

@@ -1,18 +1,14 @@
 import sys
 import time
-from itertools import islice
 
-from django.core.management.base import BaseCommand
-from django.db import connection, transaction
-from django.utils import timezone
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 
-from uploads.records import rows_from_record
-from uploads.services import write_rows
-from uploads.synthetic import records
+from controlplane.auth import Principal
+from controlplane.rpc import Error
+from uploads.services import seed_uploads
 
 from ._bucket import bucket_argument
-
-BATCH = 20000
 
 
 class Command(BaseCommand):
@@ -26,15 +22,10 @@ class Command(BaseCommand):
     def handle(self, *args, bucket, count, seed, **options):
         target = bucket_argument(bucket)
         progress = Progress(count)
-        now = timezone.now()
-        generated = records(count, seed)
-        while progress.done < count:
-            size = min(BATCH, count - progress.done)
-            # One transaction per batch: bounded memory, and a long run shows progress.
-            with transaction.atomic():
-                rows = (rows_from_record(r, bucket_id=target.pk, now=now) for r in islice(generated, size))
-                write_rows(rows, target)
-            progress.advance(size)
+        try:
+            seed_uploads(actor=Principal.system(), bucket=target, count=count, seed=seed, progress=progress.advance)
+        except Error as exc:
+            raise CommandError(exc.message) from None
         progress.finish()
         if connection.vendor == "postgresql":
             # Fresh statistics, or the planner misjudges the child tables' prefetch queries.

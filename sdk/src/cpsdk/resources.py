@@ -1,0 +1,165 @@
+"""The namespace-scoped surface: jobs, sandboxes, environments, workspaces, egress, uploads.
+
+Each method builds a request and hands it to the transport, which fills in the client's
+namespace, so callers never pass it. With the async client every method returns an
+awaitable and `list()` an async iterator; otherwise they are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+from ._gen.containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
+from ._gen.uploads.api.v1 import uploads_pb2
+
+
+class _Resource:
+    service = None  # ServiceDescriptor
+
+    def __init__(self, transport):
+        self._transport = transport
+
+    def _call(self, method: str, request, unwrap=None):
+        return self._transport.call(self.service, method, request, unwrap)
+
+    def _pages(self, method: str, request, items: str, **fields):
+        return self._transport.pages(self.service, method, request, items, **fields)
+
+
+class Jobs(_Resource):
+    service = job_pb2.DESCRIPTOR.services_by_name["JobService"]
+
+    def run(self, image: str, command: Iterable[str] = (), env: Mapping[str, str] | None = None):
+        """Runs `command` in `image`; returns the Job (QUEUED until a runtime picks it up)."""
+        return self._call("RunJob", job_pb2.RunJobRequest(image=image, command=list(command), env=env or {}), "job")
+
+    def get(self, job_id: str):
+        return self._call("GetJob", job_pb2.GetJobRequest(job_id=job_id), "job")
+
+    def list(self, page_size: int = 0):
+        """Every job of the namespace, newest first, following page tokens."""
+        return self._pages("ListJobs", job_pb2.ListJobsRequest(page_size=page_size), "jobs")
+
+    def cancel(self, job_id: str):
+        return self._call("CancelJob", job_pb2.CancelJobRequest(job_id=job_id), "job")
+
+
+class Sandboxes(_Resource):
+    service = sandbox_pb2.DESCRIPTOR.services_by_name["SandboxService"]
+
+    def create(self, image: str, workspace_id: str = ""):
+        request = sandbox_pb2.CreateSandboxRequest(image=image, workspace_id=workspace_id)
+        return self._call("CreateSandbox", request, "sandbox")
+
+    def get(self, sandbox_id: str):
+        return self._call("GetSandbox", sandbox_pb2.GetSandboxRequest(sandbox_id=sandbox_id), "sandbox")
+
+    def list(self, page_size: int = 0):
+        return self._pages("ListSandboxes", sandbox_pb2.ListSandboxesRequest(page_size=page_size), "sandboxes")
+
+    def delete(self, sandbox_id: str):
+        return self._call("DeleteSandbox", sandbox_pb2.DeleteSandboxRequest(sandbox_id=sandbox_id))
+
+    def preview_url(self, sandbox_id: str):
+        return self._call("GetPreviewUrl", sandbox_pb2.GetPreviewUrlRequest(sandbox_id=sandbox_id), "url")
+
+    def app_key(self, sandbox_id: str):
+        return self._call("GetAppKey", sandbox_pb2.GetAppKeyRequest(sandbox_id=sandbox_id), "app_key")
+
+
+class Environments(_Resource):
+    service = environment_pb2.DESCRIPTOR.services_by_name["EnvironmentService"]
+
+    def register(self, name: str, image: str):
+        request = environment_pb2.RegisterEnvironmentRequest(name=name, image=image)
+        return self._call("RegisterEnvironment", request, "environment")
+
+    def get(self, environment_id: str):
+        request = environment_pb2.GetEnvironmentRequest(environment_id=environment_id)
+        return self._call("GetEnvironment", request, "environment")
+
+    def list(self, page_size: int = 0):
+        request = environment_pb2.ListEnvironmentsRequest(page_size=page_size)
+        return self._pages("ListEnvironments", request, "environments")
+
+    def build(self, environment_id: str):
+        request = environment_pb2.BuildEnvironmentRequest(environment_id=environment_id)
+        return self._call("BuildEnvironment", request, "environment")
+
+
+class Workspaces(_Resource):
+    service = workspace_pb2.DESCRIPTOR.services_by_name["WorkspaceService"]
+
+    def create(self, name: str):
+        return self._call("CreateWorkspace", workspace_pb2.CreateWorkspaceRequest(name=name), "workspace")
+
+    def get(self, workspace_id: str):
+        return self._call("GetWorkspace", workspace_pb2.GetWorkspaceRequest(workspace_id=workspace_id), "workspace")
+
+    def list(self, page_size: int = 0):
+        return self._pages("ListWorkspaces", workspace_pb2.ListWorkspacesRequest(page_size=page_size), "workspaces")
+
+    def delete(self, workspace_id: str):
+        return self._call("DeleteWorkspace", workspace_pb2.DeleteWorkspaceRequest(workspace_id=workspace_id))
+
+
+class Egress(_Resource):
+    service = egress_pb2.DESCRIPTOR.services_by_name["EgressService"]
+
+    def grant(self, target: str):
+        """Allows egress to `target`: host[:port], or the bare name of a registered internal target."""
+        return self._call("GrantEgress", egress_pb2.GrantEgressRequest(target=target), "grant")
+
+    def revoke(self, grant_id: str):
+        return self._call("RevokeEgress", egress_pb2.RevokeEgressRequest(grant_id=grant_id))
+
+    def list(self, page_size: int = 0):
+        """The namespace's egress grants."""
+        return self._pages("ListEgressGrants", egress_pb2.ListEgressGrantsRequest(page_size=page_size), "grants")
+
+    def events(self, page_size: int = 0):
+        """Grants given and revoked, and connections reported by sandbox agents."""
+        return self._pages("ListEgressEvents", egress_pb2.ListEgressEventsRequest(page_size=page_size), "events")
+
+
+class Uploads(_Resource):
+    service = uploads_pb2.DESCRIPTOR.services_by_name["BucketUploadsService"]
+
+    def list(
+        self,
+        bucket: str | None = None,
+        *,
+        bucket_id: str = "",
+        path: str = "",
+        tags: Iterable[str] = (),
+        slug: str = "",
+        metadata: Mapping[str, str | bool] | None = None,
+        sort: str = "",
+        order: str = "",
+        date_from: datetime | None = None,
+        date_to: datetime | None = None,
+        page_size: int = 0,
+    ):
+        """Every matching upload, following `nextCursor`.
+
+        `bucket` is "NAME" (in the client's namespace) or "NAMESPACE/NAME"; or pass `bucket_id`.
+        `metadata` values are strings or booleans (AND-ed); `sort` is created_at (default),
+        updated_at, slug, size_bytes or order; `order` is "asc" or "desc" (default).
+        """
+        request = uploads_pb2.ListUploadsRequest(
+            path=path, tags=list(tags), slug=slug, sort_by=sort, sort_order=order, page_size=page_size
+        )
+        if bucket_id:
+            request.bucket.bucket_id = bucket_id
+        elif bucket:
+            namespace, _, name = bucket.rpartition("/")
+            request.bucket.namespace, request.bucket.name = namespace, name
+        for key, value in (metadata or {}).items():
+            kind = "bool_value" if isinstance(value, bool) else "string_value"
+            request.metadata_filters.add(key=key, **{kind: value})
+        if date_from is not None:
+            request.date_from.FromDatetime(date_from)
+        if date_to is not None:
+            request.date_to.FromDatetime(date_to)
+        return self._pages("ListUploads", request, "uploads", page_field="cursor", next_field="next_cursor")

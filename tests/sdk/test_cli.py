@@ -1,0 +1,181 @@
+"""cpctl as a subprocess against a real gunicorn: every command, its output and exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cpsdk import AdminClient
+
+from controlplane.auth import Role
+from tests.uploads_factory import add, make_bucket, record, string_kv
+
+pytestmark = pytest.mark.e2e
+
+CPCTL = str(Path(sys.executable).parent / "cpctl")
+
+
+@pytest.fixture
+def cpctl(sdk_service, transactional_db, namespace, make_key, tmp_path):
+    keys = {role: make_key("team-a", role) for role in Role}
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("CP_")}
+    base_env.update(CP_BASE_URL=sdk_service.url, XDG_CONFIG_HOME=str(tmp_path / "config"))
+
+    def run(*args: str, role: Role | None = Role.OPERATOR, expect: int = 0):
+        env = dict(base_env)
+        if role is not None:
+            env["CP_API_KEY"] = keys[role]
+        result = subprocess.run([CPCTL, *args], env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == expect, (args, result.returncode, result.stdout, result.stderr)
+        return result
+
+    run.keys = keys
+    run.url = sdk_service.url
+    return run
+
+
+def lines(result) -> list[dict]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def table(result) -> list[list[str]]:
+    return [line.split() for line in result.stdout.splitlines()]
+
+
+def test_whoami(cpctl):
+    out = cpctl("whoami").stdout
+    assert "kind        api_key" in out
+    assert "namespaces  team-a=OPERATOR" in out
+    assert "admin       no" in out
+    me = json.loads(cpctl("whoami", "--json").stdout)
+    assert me["namespaces"] == [{"namespace": "team-a", "role": "ROLE_OPERATOR"}]
+
+
+def test_jobs(cpctl):
+    job = json.loads(cpctl("jobs", "run", "busybox:1.36", "--env", "A=1", "--json", "--", "echo", "--json").stdout)
+    assert job["command"] == ["echo", "--json"]  # after `--` everything is the job's command
+    assert job["env"] == {"A": "1"}
+    shown = cpctl("jobs", "get", job["jobId"]).stdout
+    assert f"Job      {job['jobId']}" in shown and "JOB_STATE_QUEUED" in shown
+    rows = table(cpctl("jobs", "ls"))
+    assert rows[0] == ["JOB", "STATE", "IMAGE", "COMMAND", "CREATED"]
+    assert rows[1][:4] == [job["jobId"], "JOB_STATE_QUEUED", "busybox:1.36", "echo,--json"]
+    assert "JOB_STATE_CANCELLED" in cpctl("jobs", "cancel", job["jobId"]).stdout
+    assert [j["state"] for j in lines(cpctl("jobs", "ls", "--json"))] == ["JOB_STATE_CANCELLED"]
+
+
+def test_sandboxes_workspaces_environments(cpctl):
+    workspace = json.loads(cpctl("workspaces", "create", "scratch", "--json").stdout)
+    assert table(cpctl("workspaces", "ls"))[1][:2] == [workspace["workspaceId"], "scratch"]
+    assert "scratch" in cpctl("workspaces", "get", workspace["workspaceId"]).stdout
+
+    sandbox = json.loads(
+        cpctl("sandboxes", "create", "python:3.12", "--workspace", workspace["workspaceId"], "--json").stdout
+    )
+    assert sandbox["workspaceId"] == workspace["workspaceId"]
+    assert [s["sandboxId"] for s in lines(cpctl("sandboxes", "ls", "--json"))] == [sandbox["sandboxId"]]
+    assert "python:3.12" in cpctl("sandboxes", "get", sandbox["sandboxId"]).stdout
+    assert cpctl("sandboxes", "preview-url", sandbox["sandboxId"]).stdout.startswith("https://sbx-")
+    assert json.loads(cpctl("sandboxes", "app-key", sandbox["sandboxId"], "--json").stdout)["value"]
+    assert cpctl("sandboxes", "delete", sandbox["sandboxId"]).stdout == ""
+    assert cpctl("workspaces", "delete", workspace["workspaceId"]).stdout == ""
+    missing = cpctl("workspaces", "get", workspace["workspaceId"], expect=6)
+    assert missing.stderr.startswith("cpctl: not_found:")
+
+    environment = json.loads(cpctl("environments", "register", "py", "python:3.12", "--json").stdout)
+    assert table(cpctl("environments", "ls"))[1][:3] == [environment["environmentId"], "py", "python:3.12"]
+    assert "py" in cpctl("environments", "get", environment["environmentId"]).stdout
+    assert environment["environmentId"] in cpctl("environments", "build", environment["environmentId"]).stdout
+
+
+def test_egress(cpctl):
+    grant = json.loads(cpctl("egress", "grant", "api.example.com:443", "--json").stdout)
+    assert table(cpctl("egress", "ls"))[1][:2] == [grant["grantId"], "api.example.com:443"]
+    assert cpctl("egress", "revoke", grant["grantId"]).stdout == ""
+    assert cpctl("egress", "ls", "--json").stdout == ""
+    events = lines(cpctl("egress", "events", "--json"))
+    assert [e["kind"] for e in events] == ["EGRESS_EVENT_KIND_REVOKED", "EGRESS_EVENT_KIND_GRANTED"]
+    failed = cpctl("egress", "grant", "nosuchtarget", expect=3)  # a bare name must be a registered target
+    assert "target" in failed.stderr
+
+
+def test_uploads_ls_streams_pages_with_filters(cpctl):
+    bucket = make_bucket("team-a", "docs")
+    add(bucket, [record(n, tags=["finance"], metadataKvs=[string_kv("status", "final")]) for n in range(1, 8)])
+    args = ["uploads", "ls", "team-a/docs", "--tag", "finance", "--slug", "FILE", "--meta", "status=final"]
+    rows = table(cpctl(*args, "--sort", "size_bytes", "--asc", "--limit", "5", "--page-size", "2"))
+    assert rows[0] == ["UPLOAD", "PATH", "SLUG", "SIZE", "CREATED"]
+    assert [r[0] for r in rows[1:]] == ["u0001", "u0002", "u0003", "u0004", "u0005"]
+    newest = lines(cpctl(*args, "--limit", "2", "--json", "--namespace", "team-a"))
+    assert [u["uploadId"] for u in newest] == ["u0007", "u0006"]
+    assert cpctl("uploads", "ls", "team-a/docs", "--meta", "status:=maybe", expect=2).stderr.startswith("cpctl: --meta")
+    too_many = cpctl("uploads", "ls", "docs", *[f"--meta=k{n}=v" for n in range(17)], expect=3)
+    assert "field metadataFilters:" in too_many.stderr
+
+
+def test_admin_namespaces_and_keys(cpctl):
+    created = cpctl("admin", "ns", "create", "team-c", "--bind", "devs=operator", role=Role.ADMIN).stdout
+    assert "team-c" in created
+    ns = json.loads(cpctl("admin", "ns", "get", "team-c", "--json", role=Role.ADMIN).stdout)
+    assert ns["groups"] == [{"oidcGroup": "devs", "role": "ROLE_OPERATOR"}]
+    assert [r[0] for r in table(cpctl("admin", "ns", "ls", "--page-size", "1", role=Role.ADMIN))[1:]] == [
+        "team-a",
+        "team-c",
+    ]
+    bound = json.loads(
+        cpctl(
+            "admin", "ns", "bindings", "set", "team-c", "ops=VIEWER", "cn=x,ou=y=ADMIN", "--json", role=Role.ADMIN
+        ).stdout
+    )
+    assert sorted(bound["groups"], key=lambda g: g["oidcGroup"]) == [
+        {"oidcGroup": "cn=x,ou=y", "role": "ROLE_ADMIN"},
+        {"oidcGroup": "ops", "role": "ROLE_VIEWER"},
+    ]
+    cleared = json.loads(cpctl("admin", "ns", "bindings", "set", "team-c", "--clear", "--json", role=Role.ADMIN).stdout)
+    assert "groups" not in cleared
+    assert "--clear" in cpctl("admin", "ns", "bindings", "set", "team-c", role=Role.ADMIN, expect=2).stderr
+
+    issued = cpctl("admin", "keys", "issue", "team-c", "--name", "ci", "--role", "viewer", role=Role.ADMIN)
+    plaintext = issued.stdout.strip()
+    assert plaintext.startswith("cpk_") and "\n" not in plaintext and "shown once" in issued.stderr
+    keys = lines(cpctl("admin", "keys", "ls", "team-c", "--json", role=Role.ADMIN))
+    assert [k["role"] for k in keys] == ["ROLE_VIEWER"]
+    assert plaintext not in json.dumps(keys)
+    assert cpctl("admin", "keys", "revoke", keys[0]["keyId"], role=Role.ADMIN).stdout == ""
+    assert table(cpctl("admin", "keys", "ls", "team-c", role=Role.ADMIN))[1][4] == "API_KEY_STATE_REVOKED"
+    assert (
+        "--role"
+        in cpctl("admin", "keys", "issue", "team-c", "--name", "x", "--role", "boss", role=Role.ADMIN, expect=2).stderr
+    )
+
+
+def test_exit_codes_follow_the_error_class(cpctl):
+    denied = cpctl("jobs", "run", "busybox:1.36", "--", "true", role=Role.VIEWER, expect=5)
+    assert denied.stderr.startswith("cpctl: permission_denied:") and "ROLE_OPERATOR" in denied.stderr
+    assert cpctl("admin", "ns", "get", "team-a", expect=5).stderr.startswith("cpctl: permission_denied")
+    assert cpctl("jobs", "get", "job_doesnotexist0000000", expect=6).stderr.startswith("cpctl: not_found")
+    bad = cpctl("admin", "ns", "create", "Bad_Name", role=Role.ADMIN, expect=3)
+    assert "field namespace:" in bad.stderr
+    assert cpctl("admin", "ns", "create", "team-a", role=Role.ADMIN, expect=7).stderr.startswith(
+        "cpctl: already_exists"
+    )
+    unauthenticated = cpctl("whoami", "--api-key", "cpk_" + "x" * 36, role=None, expect=4)
+    assert unauthenticated.stderr.startswith("cpctl: unauthenticated")
+    assert "cpctl login" in cpctl("whoami", role=None, expect=4).stderr  # no key, never signed in
+    assert "--env" in cpctl("jobs", "run", "busybox", "--env", "novalue", expect=2).stderr
+    assert cpctl("jobs", "ls", "--base-url", "http://127.0.0.1:9", "--timeout", "2", expect=9).stderr.startswith(
+        "cpctl: unavailable"
+    )
+
+
+def test_quota_exit_code_and_detail(cpctl):
+    with AdminClient(cpctl.url, cpctl.keys[Role.ADMIN]) as admin:
+        admin.update_namespace("team-a", quotas={"max_workspaces": 1})
+    cpctl("workspaces", "create", "one")
+    full = cpctl("workspaces", "create", "two", expect=8)
+    assert full.stderr.startswith("cpctl: resource_exhausted:")
+    assert "quota namespace:team-a/maxWorkspaces:" in full.stderr

@@ -1,0 +1,27 @@
+"""The SDK stands alone: no Django, its own distribution with the cpctl entry point."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import metadata
+
+
+def test_distribution_declares_cpctl_and_no_django():
+    dist = metadata.distribution("cpsdk")
+    requires = [r.split(">")[0].split("<")[0].split("=")[0].strip().lower() for r in dist.requires or []]
+    assert set(requires) == {"connectrpc", "protobuf", "googleapis-common-protos"}
+    (entry,) = [e for e in dist.entry_points if e.group == "console_scripts"]
+    assert (entry.name, entry.value) == ("cpctl", "cpsdk.cli:main")
+
+
+def test_importing_the_sdk_and_cli_loads_no_server_code(tmp_path):
+    # From an empty directory with -P, so only installed packages are importable.
+    script = (
+        "import sys, cpsdk, cpsdk.cli, cpsdk.login\n"
+        "cpsdk.cli.build_parser()\n"
+        "loaded = {m.split('.')[0] for m in sys.modules}\n"
+        "bad = loaded & {'django', 'controlplane', 'containers', 'namespaces', 'apikeys', 'uploads'}\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-P", "-c", script], cwd=tmp_path, check=True, timeout=60)
