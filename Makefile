@@ -24,7 +24,7 @@ run:
 wait:
 	./scripts/wait-ready
 
-# The dev tools: requirements-dev.txt (code generation, tests) and npm's buf and oidc-provider.
+# The dev tools: requirements-dev.txt (code generation, tests), the SDK with cpctl, npm's buf and oidc-provider.
 tools:
 	./scripts/bootstrap --tests
 
