@@ -35,7 +35,7 @@ from tests.conftest import ROOT
 from tests.live import free_port
 
 README = ROOT / "README.md"
-FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*(?=\n|\Z)", re.MULTILINE | re.DOTALL)
 RUNS = {"sh", "python"}
 TIMEOUT_SECONDS = 600
 # Variables of this test process that must not leak into a newcomer's shell.
@@ -129,12 +129,12 @@ def test_readme_examples_run_verbatim_in_order_on_a_fresh_clone(tmp_path):
     output = log_path.read_text(errors="replace")
     assert returncode == 0, f"README examples failed (exit {returncode}); output:\n{output[-6000:]}"
     # Not anchored at the line start: an example's output need not end with a newline.
-    marks = re.findall(r"### README (block \d+ \(line \d+, \w+\)|done) (\d+\.\d+)$", output, re.MULTILINE)
+    marks = re.findall(r"### README (block \d+ \(line \d+, \w+\)|done) (\d+\.\d+)(?=\n|\Z)", output)
     runnable = sum(1 for language, _, _ in blocks(README.read_text()) if language in RUNS)
     assert len(marks) == runnable + 1, output[-6000:]
     for (name, started), (_, ended) in itertools.pairwise(marks):
         print(f"{name}: {float(ended) - float(started):.1f} s")
-    print(*re.findall(r"^ready: .*$", output, re.MULTILINE))  # make wait: the first start's duration
+    print(*re.findall(r"^ready: .*", output, re.MULTILINE))  # make wait: the first start's duration
 
 
 def _stop_group(process: subprocess.Popen) -> None:
