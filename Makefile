@@ -2,16 +2,31 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+PORT   ?= 8000
 PROTOS := $(shell find proto -name '*.proto' | sort)
+# A failed set-up leaves var/run.failed, so that `make wait` stops waiting at once.
+FAILED := { mkdir -p var; touch var/run.failed; exit 1; }
 
-.PHONY: setup run test proto lint bench clean
+.PHONY: setup run wait tools test proto lint bench clean
 
 setup:
 	./scripts/bootstrap
 
-run: setup
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py runserver 127.0.0.1:8000
+# Installs what running needs (requirements.txt), creates the database if missing, migrates, serves.
+run:
+	@rm -f var/run.failed
+	./scripts/bootstrap || $(FAILED)
+	$(PY) -m controlplane.dbsetup || $(FAILED)
+	$(PY) manage.py migrate --noinput || $(FAILED)
+	$(PY) manage.py runserver 127.0.0.1:$(PORT) || $(FAILED)
+
+# Returns once `make run` (started in the background) answers /healthz.
+wait:
+	./scripts/wait-ready
+
+# The dev tools: requirements-dev.txt (code generation, tests), the SDK with cpctl, npm's buf and oidc-provider.
+tools:
+	./scripts/bootstrap --tests
 
 test:
 	./scripts/bootstrap --tests

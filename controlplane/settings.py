@@ -8,20 +8,18 @@ file under var/ — the embedded default.
 import ipaddress
 from pathlib import Path
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
+from controlplane.config import SettingError, StrictEnv, require_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# Strict: a malformed value raises SettingError naming the setting and the fix (controlplane/config.py).
+env = StrictEnv()
+StrictEnv.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=True)
 
 _DEV_SECRET_KEY = "django-insecure-dev-only-key-never-use-in-production-0123456789"
-SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET_KEY if DEBUG else "")
-if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+SECRET_KEY = require_secret_key(env.str("SECRET_KEY", default=_DEV_SECRET_KEY if DEBUG else ""))
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -76,7 +74,7 @@ TEMPLATES = [
 ]
 
 # Database: DATABASE_URL, e.g. postgres://user@127.0.0.1:5432/controlplane.
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'controlplane.sqlite3'}")}
+DATABASES = {"default": env.database("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'controlplane.sqlite3'}")}
 # Faults and overload (README "Faults and overload"): bounded waits for the database.
 DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=3.0)  # seconds a call waits for a connection
 DATABASE_POOL_RECONNECT_INTERVAL = env.float("DATABASE_POOL_RECONNECT_INTERVAL", default=0.2)
@@ -147,7 +145,7 @@ TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])  # addresses or networ
 try:
     [ipaddress.ip_network(network, strict=False) for network in TRUSTED_PROXIES]
 except ValueError as exc:
-    raise ImproperlyConfigured(f"TRUSTED_PROXIES: {exc}") from None
+    raise SettingError(f"TRUSTED_PROXIES: {exc}; use IP addresses or networks such as 10.0.0.0/8") from None
 # requestId (AIP-155) of creating calls: kept at least this long; purge_request_ids deletes older.
 REQUEST_ID_RETENTION_HOURS = env.int("REQUEST_ID_RETENTION_HOURS", default=24)
 

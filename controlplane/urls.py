@@ -1,11 +1,15 @@
 from django.contrib import admin
 from django.urls import path, re_path
 
+from controlplane import site
 from controlplane.auth import views as auth_views
 from controlplane.health import healthz, readyz
 from controlplane.rpc.views import dispatch
 
 urlpatterns = [
+    path("", site.landing, name="landing"),
+    path("api/", site.api_description, name="api_description"),
+    path("api/proto/<path:name>", site.proto_source, name="proto_source"),
     path("admin/", admin.site.urls),
     path("healthz", healthz),
     path("readyz", readyz),

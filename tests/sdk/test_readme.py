@@ -9,7 +9,6 @@ document order, with the state the README's earlier examples leave: namespace te
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +17,9 @@ import pytest
 
 from tests import live
 from tests.conftest import ROOT
+from tests.test_readme import script  # the whole-README runner's convention, one implementation
 
 pytestmark = pytest.mark.e2e
-
-FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```[ \t]*(?=\n|\Z)", re.MULTILINE | re.DOTALL)
 
 
 def section(title: str) -> str:
@@ -29,17 +27,6 @@ def section(title: str) -> str:
     start = text.index(f"\n## {title}\n")
     end = text.find("\n## ", start + 1)
     return text[start : end if end != -1 else len(text)]
-
-
-def script(text: str) -> str:
-    parts = ["set -euo pipefail"]
-    for match in FENCE.finditer(text):
-        language, body = match["info"].strip(), match["body"]
-        if language == "sh":
-            parts.append(body)
-        elif language == "python":
-            parts.append(f".venv/bin/python -P - <<'README_PYTHON_BLOCK'\n{body}README_PYTHON_BLOCK")
-    return "\n".join(parts) + "\n"
 
 
 def test_sdk_section_examples_run_verbatim(sdk_service, transactional_db, admin_key, tmp_path):

@@ -7,6 +7,8 @@ resource classes (resources.py, admin.py) are written once for both clients.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
 import importlib
 import random
 import re
@@ -182,8 +184,23 @@ class SyncTransport(_Transport):
             client.close()
 
 
+@functools.cache
+def _settle_before_exit() -> None:
+    """Registers, once, a short pause before the interpreter finalizes.
+
+    pyqwest's (0.12) runtime threads may still call into Python after asyncio.run() returns;
+    if the interpreter is finalizing by then, the process aborts (SIGABRT, about 1 run in 5
+    of a script that made one async call). 50 ms before finalization: 0 aborts in 30 runs.
+    """
+    atexit.register(time.sleep, 0.05)
+
+
 class AsyncTransport(_Transport):
     client_suffix = ""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _settle_before_exit()
 
     async def resolve_namespace(self) -> str:
         if self.namespace is None:

@@ -1,0 +1,39 @@
+"""gunicorn behind nginx (deploy/nginx.conf): `gunicorn -c deploy/gunicorn.conf.py controlplane.wsgi`.
+
+nginx reads each request whole before passing it on and takes each response whole, so a
+worker is busy only while Django works: sync workers suffice, and a slow or idle client
+costs an nginx connection (a few kB), never a worker. Command-line flags and
+GUNICORN_CMD_ARGS override these values.
+"""
+
+import multiprocessing
+import os
+
+# Only nginx connects: a Unix socket that nothing else can reach.
+bind = "unix:/run/controlplane/gunicorn.sock"
+worker_class = "sync"
+workers = 2 * multiprocessing.cpu_count() + 1
+# Connections nginx has handed over that no worker has accepted yet. When it is full nginx
+# gets an immediate refusal and answers 502, instead of requests queueing without bound.
+backlog = 64
+# A request running longer is killed and its worker replaced (nginx answers 502).
+timeout = 30
+graceful_timeout = 30
+# Recycle workers now and then, so that slow leaks cannot accumulate.
+max_requests = 2000
+max_requests_jitter = 200
+accesslog = "-"
+forwarded_allow_ips = "*"  # the socket admits only nginx
+
+
+def on_starting(server):
+    """Reads the settings in the master, so that a bad one is one line and no worker starts."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
+    from django.conf import settings
+
+    from controlplane.config import SettingError, report_and_exit
+
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 - reading them is the check
+    except SettingError as error:
+        report_and_exit(error, "gunicorn")
