@@ -141,9 +141,10 @@ SILENCED_SYSTEM_CHECKS = env.list("SILENCED_SYSTEM_CHECKS", default=[])
 # Overload (README "Faults and overload"). Calls that waited longer than this in the queue
 # get `unavailable` at once (0: never); X-Request-Start is believed only from these proxies.
 SHED_QUEUE_MS = env.int("SHED_QUEUE_MS", default=5000)
-TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])  # addresses or networks, e.g. 127.0.0.1
+# Addresses or networks, e.g. 127.0.0.1; "unix": the peer on gunicorn's Unix socket (deploy/).
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 try:
-    [ipaddress.ip_network(network, strict=False) for network in TRUSTED_PROXIES]
+    [ipaddress.ip_network(network, strict=False) for network in TRUSTED_PROXIES if network != "unix"]
 except ValueError as exc:
     raise SettingError(f"TRUSTED_PROXIES: {exc}; use IP addresses or networks such as 10.0.0.0/8") from None
 # requestId (AIP-155) of creating calls: kept at least this long; purge_request_ids deletes older.

@@ -14,6 +14,7 @@ import re
 import time
 from contextvars import ContextVar
 
+UNIX_SOCKET = "unix"  # in TRUSTED_PROXIES: the peer on gunicorn's Unix socket (the proxy)
 ARRIVAL_KEY = "controlplane.arrival"  # wall-clock seconds since the epoch (time.time())
 _TIMEOUT_RE = re.compile(r"[0-9]{1,10}")
 
@@ -99,10 +100,14 @@ def _is_trusted(address: str, trusted_proxies) -> bool:
         from django.conf import settings
 
         trusted_proxies = settings.TRUSTED_PROXIES
-    if not trusted_proxies or not address:
+    if not trusted_proxies:
         return False
+    if not address:
+        # A Unix-socket peer (gunicorn leaves REMOTE_ADDR empty): trusted only when the socket is
+        # listed as "unix", i.e. its file permissions admit the proxy alone (deploy/).
+        return UNIX_SOCKET in trusted_proxies
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
         return False
-    return any(ip in ipaddress.ip_network(net, strict=False) for net in trusted_proxies)
+    return any(ip in ipaddress.ip_network(net, strict=False) for net in trusted_proxies if net != UNIX_SOCKET)

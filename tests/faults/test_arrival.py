@@ -42,6 +42,14 @@ def test_x_request_start_is_believed_only_from_a_trusted_proxy():
     assert arrival_time({**environ, "HTTP_X_REQUEST_START": "t=1900000000"}, NOW, PROXY) == NOW  # never in the future
 
 
+def test_x_request_start_over_a_unix_socket_only_when_it_is_trusted():
+    # gunicorn on a Unix socket (deploy/) leaves REMOTE_ADDR empty: the peer is whoever may open it.
+    environ = {"HTTP_X_REQUEST_START": "t=1799999998.000", "REMOTE_ADDR": ""}
+    assert arrival_time(environ, NOW, ["unix"]) == 1799999998.0
+    assert arrival_time(environ, NOW, PROXY) == NOW  # only networks listed: a socket peer is not one
+    assert arrival_time({**environ, "REMOTE_ADDR": "10.1.2.3"}, NOW, ["unix"]) == NOW
+
+
 def test_the_wsgi_wrapper_stamps_before_the_application_runs():
     seen = {}
 
