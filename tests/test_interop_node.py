@@ -34,6 +34,8 @@ pytestmark = pytest.mark.e2e
 NODE_DIR = ROOT / "tests" / "node"
 NAMESPACES = "containers.api.v1.NamespaceService"
 JOBS = "containers.api.v1.JobService"
+LARGE = 1024 * 1024  # well past what gunicorn drains on its own (64 KiB)
+OVER_LIMIT = 4 * 1024 * 1024 + 1  # RPC_MAX_REQUEST_BYTES's default is 4 MiB
 VARIANTS = [
     pytest.param(protocol, binary, gzip, id=f"{protocol}-{'binary' if binary else 'json'}{'-gzip' if gzip else ''}")
     for protocol in ("connect", "grpcweb")
@@ -200,6 +202,11 @@ def plan_calls(world: dict, created_namespace: str) -> list[dict]:
         call("uploads_too_many_tags", LIST,
              {"bucket": world["bucket"], "tags": [f"t{i}" for i in range(1001)]}, "viewer"),
         call("uploads_negative_page_size", LIST, {"bucket": world["bucket"], "pageSize": -1}, "viewer"),
+        # Large chunked bodies: refused before the body is read (no credential), and over the
+        # size limit (also once inflated, in the gzip variants); the client must see the error.
+        call("large_body_no_credential", LIST, {"bucket": world["bucket"], "path": "p" * LARGE}),
+        call("over_size_limit", LIST, {"bucket": world["bucket"], "path": "p" * OVER_LIMIT}, "viewer"),
+        call("after_large_bodies", f"{NAMESPACES}/GetNamespace", {"namespace": "team-a"}, "admin"),
     ]  # fmt: skip
     for name, (request, _) in world["walks"].items():
         calls.append(call(name, LIST, {"bucket": world["bucket"], **request}, "viewer", walk=True))
@@ -267,6 +274,9 @@ def test_connect_node_client(live_service, generated_es, world, protocol, binary
     assert too_many["code"] == "invalid_argument" and "1000" in too_many["badRequest"][0][0]["description"]
     assert bad_request_fields(results["uploads_too_many_tags"]) == [["tags"]]
     assert bad_request_fields(results["uploads_negative_page_size"]) == [["pageSize"]]
+    assert error(results["large_body_no_credential"])["code"] == "unauthenticated"
+    assert error(results["over_size_limit"])["code"] == "resource_exhausted"
+    assert ok(results["after_large_bodies"])["namespace"] == "team-a"
     for name, (request, expected) in world["walks"].items():
         assert "error" not in results[name], results[name]["error"]
         pages = results[name]["pages"]
