@@ -17,9 +17,11 @@ test:
 	./scripts/bootstrap --tests
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-# Regenerates the committed Python code from proto/ (tests fail when it is stale).
+# Regenerates the committed Python code from proto/ (tests fail when it is stale):
+# messages (*_pb2.py, *_pb2.pyi) and the connectrpc service protocols (*_connect.py).
 proto:
-	$(PY) -m grpc_tools.protoc -I proto --python_out=. --pyi_out=. $(PROTOS)
+	PATH="$(VENV)/bin:$$PATH" $(PY) -m grpc_tools.protoc -I proto --python_out=. --pyi_out=. \
+		--connectrpc_out=. --connectrpc_opt=protobuf=google $(PROTOS)
 
 lint:
 	$(VENV)/bin/ruff check .

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC
 
+from connectrpc.request import RequestContext
+
 from apikeys import selectors as key_selectors
 from apikeys import services as key_services
 from apikeys.messages import api_key_to_proto
 from containers.api.v1 import namespace_pb2 as pb
-from controlplane.rpc import AdminOnly, Context, Error, Service, pagination, rpc
+from containers.api.v1.namespace_connect import NamespaceServiceSync, NamespaceServiceWSGIApplication
+from controlplane.rpc import AdminOnly, Error, Service, pagination, present_fields, principal_of, rpc
 
 from . import selectors, services
 from .messages import namespace_to_proto
@@ -22,13 +25,14 @@ _JSON_NAMES = {
 }
 
 
-class NamespaceService(Service):
+class NamespaceService(Service, NamespaceServiceSync):
     descriptor = pb.DESCRIPTOR.services_by_name["NamespaceService"]
+    application = NamespaceServiceWSGIApplication
 
-    @rpc(request=pb.CreateNamespaceRequest, response=pb.Namespace, permission=ADMIN)
-    def CreateNamespace(self, request, context: Context):
+    @rpc(permission=ADMIN)
+    def create_namespace(self, request, ctx):
         namespace = services.create_namespace(
-            actor=context.principal,
+            actor=principal_of(ctx),
             name=request.namespace,
             groups=_bindings(request.groups),
             internal_targets=_targets(request.internal_targets),
@@ -37,13 +41,13 @@ class NamespaceService(Service):
         )
         return namespace_to_proto(selectors.get_namespace(namespace.name))
 
-    @rpc(request=pb.GetNamespaceRequest, response=pb.Namespace, permission=ADMIN)
-    def GetNamespace(self, request, context):
+    @rpc(permission=ADMIN)
+    def get_namespace(self, request, ctx):
         services.validate_namespace_name(request.namespace)
         return namespace_to_proto(selectors.get_namespace(request.namespace))
 
-    @rpc(request=pb.ListNamespacesRequest, response=pb.ListNamespacesResponse, permission=ADMIN)
-    def ListNamespaces(self, request, context):
+    @rpc(permission=ADMIN)
+    def list_namespaces(self, request, ctx):
         page, token = pagination.keyset_page(
             request,
             salt="namespaces.list",
@@ -52,9 +56,9 @@ class NamespaceService(Service):
         )
         return pb.ListNamespacesResponse(namespaces=[namespace_to_proto(ns) for ns in page], next_page_token=token)
 
-    @rpc(request=pb.UpdateNamespaceRequest, response=pb.Namespace, permission=ADMIN)
-    def UpdateNamespace(self, request, context):
-        fields = _update_fields(request, context)
+    @rpc(permission=ADMIN)
+    def update_namespace(self, request, ctx):
+        fields = _update_fields(request, ctx)
         changes = {}
         if "groups" in fields:
             changes["groups"] = _bindings(request.groups)
@@ -64,21 +68,21 @@ class NamespaceService(Service):
             changes["image_pull_secrets"] = _pull_secrets(request.image_pull_secrets)
         if "quotas" in fields:
             changes["quotas"] = _quotas(request.quotas)
-        namespace = services.update_namespace(actor=context.principal, name=request.namespace, **changes)
+        namespace = services.update_namespace(actor=principal_of(ctx), name=request.namespace, **changes)
         return namespace_to_proto(selectors.get_namespace(namespace.name))
 
-    @rpc(request=pb.RegisterInternalTargetRequest, response=pb.Namespace, permission=ADMIN)
-    def RegisterInternalTarget(self, request, context):
+    @rpc(permission=ADMIN)
+    def register_internal_target(self, request, ctx):
         target = services.Target(request.target.name, request.target.host, tuple(request.target.ports))
         namespace = services.register_internal_target(
-            actor=context.principal, namespace=request.namespace, target=target
+            actor=principal_of(ctx), namespace=request.namespace, target=target
         )
         return namespace_to_proto(selectors.get_namespace(namespace.name))
 
-    @rpc(request=pb.IssueApiKeyRequest, response=pb.IssueApiKeyResponse, permission=ADMIN)
-    def IssueApiKey(self, request, context):
+    @rpc(permission=ADMIN)
+    def issue_api_key(self, request, ctx):
         key, plaintext = key_services.issue_api_key(
-            actor=context.principal,
+            actor=principal_of(ctx),
             namespace=request.namespace,
             name=request.name,
             role=request.role,
@@ -86,8 +90,8 @@ class NamespaceService(Service):
         )
         return pb.IssueApiKeyResponse(key=api_key_to_proto(key), plaintext=plaintext)
 
-    @rpc(request=pb.ListApiKeysRequest, response=pb.ListApiKeysResponse, permission=ADMIN)
-    def ListApiKeys(self, request, context):
+    @rpc(permission=ADMIN)
+    def list_api_keys(self, request, ctx):
         page, token = pagination.keyset_page(
             request,
             salt="apikeys.list",
@@ -99,13 +103,13 @@ class NamespaceService(Service):
         )
         return pb.ListApiKeysResponse(keys=[api_key_to_proto(k) for k in page], next_page_token=token)
 
-    @rpc(request=pb.RevokeApiKeyRequest, response=pb.RevokeApiKeyResponse, permission=ADMIN)
-    def RevokeApiKey(self, request, context):
-        key_services.revoke_api_key(actor=context.principal, key_id=request.key_id)
+    @rpc(permission=ADMIN)
+    def revoke_api_key(self, request, ctx):
+        key_services.revoke_api_key(actor=principal_of(ctx), key_id=request.key_id)
         return pb.RevokeApiKeyResponse()
 
 
-def _update_fields(request: pb.UpdateNamespaceRequest, context: Context) -> set[str]:
+def _update_fields(request: pb.UpdateNamespaceRequest, ctx: RequestContext) -> set[str]:
     """Which parts to replace: the update mask, else what the caller sent (see the proto)."""
     if request.HasField("update_mask"):
         fields = set()
@@ -115,8 +119,9 @@ def _update_fields(request: pb.UpdateNamespaceRequest, context: Context) -> set[
                 raise Error.invalid_argument("updateMask", f"unknown field {path!r}")
             fields.add(name)
         return fields
-    if context.present_fields is not None:
-        return {f for f, json_name in _JSON_NAMES.items() if {f, json_name} & context.present_fields}
+    present = present_fields(ctx)
+    if present is not None:
+        return {f for f, json_name in _JSON_NAMES.items() if {f, json_name} & present}
     present = {f for f in ("groups", "internal_targets", "image_pull_secrets") if len(getattr(request, f))}
     if request.HasField("quotas"):
         present.add("quotas")

@@ -6,7 +6,9 @@ import gzip
 import json
 from pathlib import Path
 
+import brotli
 import pytest
+import zstandard
 from django.db import connection
 
 from apikeys.services import issue_api_key
@@ -41,13 +43,17 @@ def pytest_sessionfinish(session, exitstatus):
     )
 
 
+DECOMPRESS = {"gzip": gzip.decompress, "br": brotli.decompress, "zstd": zstandard.decompress}
+
+
 class RpcResult:
     def __init__(self, response):
         self.response = response
         self.status = response.status_code
         self.raw = response.content
-        if response.get("Content-Encoding") == "gzip":
-            self.raw = gzip.decompress(self.raw)
+        encoding = response.get("Content-Encoding", "identity")
+        if self.raw and encoding != "identity":
+            self.raw = DECOMPRESS[encoding](self.raw)
         is_json = "json" in response.get("Content-Type", "")
         self.body = json.loads(self.raw) if self.raw and is_json else None
 
@@ -64,7 +70,8 @@ def rpc(client):
     """rpc("containers.api.v1.NamespaceService/GetNamespace", {...}, token=...) → RpcResult.
 
     `data` sends raw bytes instead of the JSON of `body`; `content_type` and `method` default
-    to a Connect JSON POST; `headers` are HTTP header names (e.g. {"Connect-Timeout-Ms": "5"}).
+    to a Connect JSON POST; `headers` are HTTP header names (e.g. {"Connect-Timeout-Ms": "5"});
+    `query` is the query string (Connect GET).
     """
 
     def call(
@@ -76,6 +83,7 @@ def rpc(client):
         data: bytes | None = None,
         content_type: str = "application/json",
         method: str = "POST",
+        query: str = "",
     ):
         extra = {}
         if token is not None:
@@ -83,7 +91,11 @@ def rpc(client):
         for name, value in (headers or {}).items():
             extra["HTTP_" + name.upper().replace("-", "_")] = value
         payload = data if data is not None else json.dumps(body or {}).encode()
-        response = client.generic(method, "/" + procedure, payload, content_type=content_type, **extra)
+        if not payload:
+            # The test client leaves both out for an empty body; a real client sends them.
+            extra.update(CONTENT_TYPE=content_type, CONTENT_LENGTH="0")
+        path = "/" + procedure + (f"?{query}" if query else "")
+        response = client.generic(method, path, payload, content_type=content_type, **extra)
         return RpcResult(response)
 
     return call

@@ -14,11 +14,11 @@ import sys
 from connectrpc.client import ResponseMetadata
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError
-from containers.api.v1.namespace_connect import NamespaceServiceClientSync
 from google.protobuf import field_mask_pb2, json_format
 from google.rpc import error_details_pb2
 
 from containers.api.v1 import namespace_pb2 as pb
+from containers.api.v1.namespace_connect import NamespaceServiceClientSync
 
 
 class RecordHeaders:

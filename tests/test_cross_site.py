@@ -66,14 +66,14 @@ def test_configured_origins_are_accepted(rpc, signed_in, settings):
 def test_simple_request_content_types_are_415(rpc, signed_in, content_type):
     # The three content types a cross-site form or fetch can send without a preflight.
     result = rpc(CREATE, {"namespace": "team-new"}, content_type=content_type, headers={"Origin": OWN_ORIGIN})
-    assert_error(result, "invalid_argument", 415)
+    assert result.status == 415, result
     assert not Namespace.objects.filter(name="team-new").exists()
 
 
 def test_cookie_calls_accept_only_json(rpc, signed_in):
     data = pb.CreateNamespaceRequest(namespace="team-new").SerializeToString()
     result = rpc(CREATE, data=data, content_type="application/proto", headers={"Origin": OWN_ORIGIN})
-    assert_error(result, "invalid_argument", 415)
+    assert result.status == 415, result
     assert result.response["Accept-Post"] == "application/json"
     assert not Namespace.objects.filter(name="team-new").exists()
 

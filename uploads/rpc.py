@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from controlplane.rpc import Context, Service, rpc
+from controlplane.rpc import Service, principal_of, rpc
 from uploads.api.v1 import uploads_pb2 as pb
+from uploads.api.v1.uploads_connect import BucketUploadsServiceSync, BucketUploadsServiceWSGIApplication
 
 from .listing import list_uploads
 from .permissions import CanReadUploads
 
 
-class BucketUploadsService(Service):
+class BucketUploadsService(Service, BucketUploadsServiceSync):
     descriptor = pb.DESCRIPTOR.services_by_name["BucketUploadsService"]
+    application = BucketUploadsServiceWSGIApplication
 
-    @rpc(request=pb.ListUploadsRequest, response=pb.ListUploadsResponse, permission=CanReadUploads())
-    def ListUploads(self, request, context: Context):
-        return list_uploads(context.principal, request)
+    @rpc(permission=CanReadUploads())
+    def list_uploads(self, request, ctx):
+        return list_uploads(principal_of(ctx), request)

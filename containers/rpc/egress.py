@@ -1,5 +1,6 @@
 from containers.api.v1 import egress_pb2 as pb
-from controlplane.rpc import AdminOnly, Service, rpc
+from containers.api.v1.egress_connect import EgressServiceSync, EgressServiceWSGIApplication
+from controlplane.rpc import AdminOnly, Service, principal_of, rpc
 
 from ..messages import event_to_proto, grant_to_proto
 from ..models import EgressEvent, EgressGrant, Sandbox
@@ -11,32 +12,33 @@ from .paging import list_page
 _OWN_SANDBOX_AGENT = AgentScoped(Sandbox, "sandbox_id", otherwise=AdminOnly())
 
 
-class EgressService(Service):
+class EgressService(Service, EgressServiceSync):
     descriptor = pb.DESCRIPTOR.services_by_name["EgressService"]
+    application = EgressServiceWSGIApplication
 
-    @rpc(request=pb.GrantEgressRequest, response=pb.GrantEgressResponse, permission=operator())
-    def GrantEgress(self, request, context):
-        grant = egress.grant_egress(actor=context.principal, namespace=request.namespace, target=request.target)
+    @rpc(permission=operator())
+    def grant_egress(self, request, ctx):
+        grant = egress.grant_egress(actor=principal_of(ctx), namespace=request.namespace, target=request.target)
         return pb.GrantEgressResponse(grant=grant_to_proto(grant))
 
-    @rpc(request=pb.RevokeEgressRequest, response=pb.RevokeEgressResponse, permission=operator(EgressGrant))
-    def RevokeEgress(self, request, context):
-        egress.revoke_egress(actor=context.principal, grant_id=request.grant_id)
+    @rpc(permission=operator(EgressGrant))
+    def revoke_egress(self, request, ctx):
+        egress.revoke_egress(actor=principal_of(ctx), grant_id=request.grant_id)
         return pb.RevokeEgressResponse()
 
-    @rpc(request=pb.ListEgressGrantsRequest, response=pb.ListEgressGrantsResponse, permission=viewer())
-    def ListEgressGrants(self, request, context):
+    @rpc(permission=viewer())
+    def list_egress_grants(self, request, ctx):
         page, token = list_page(EgressGrant, request)
         return pb.ListEgressGrantsResponse(grants=[grant_to_proto(g) for g in page], next_page_token=token)
 
-    @rpc(request=pb.ListEgressEventsRequest, response=pb.ListEgressEventsResponse, permission=viewer())
-    def ListEgressEvents(self, request, context):
+    @rpc(permission=viewer())
+    def list_egress_events(self, request, ctx):
         page, token = list_page(EgressEvent, request)
         return pb.ListEgressEventsResponse(events=[event_to_proto(e) for e in page], next_page_token=token)
 
-    @rpc(request=pb.ReportEgressEventRequest, response=pb.ReportEgressEventResponse, permission=_OWN_SANDBOX_AGENT)
-    def ReportEgressEvent(self, request, context):
+    @rpc(permission=_OWN_SANDBOX_AGENT)
+    def report_egress_event(self, request, ctx):
         event = egress.report_egress_event(
-            actor=context.principal, sandbox_id=request.sandbox_id, target=request.target, allowed=request.allowed
+            actor=principal_of(ctx), sandbox_id=request.sandbox_id, target=request.target, allowed=request.allowed
         )
         return pb.ReportEgressEventResponse(event=event_to_proto(event))

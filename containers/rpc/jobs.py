@@ -1,5 +1,6 @@
 from containers.api.v1 import job_pb2 as pb
-from controlplane.rpc import Service, rpc
+from containers.api.v1.job_connect import JobServiceSync, JobServiceWSGIApplication
+from controlplane.rpc import Service, principal_of, rpc
 
 from .. import selectors
 from ..messages import job_to_proto
@@ -9,13 +10,14 @@ from ..services import jobs
 from .paging import list_page
 
 
-class JobService(Service):
+class JobService(Service, JobServiceSync):
     descriptor = pb.DESCRIPTOR.services_by_name["JobService"]
+    application = JobServiceWSGIApplication
 
-    @rpc(request=pb.RunJobRequest, response=pb.RunJobResponse, permission=operator())
-    def RunJob(self, request, context):
+    @rpc(permission=operator())
+    def run_job(self, request, ctx):
         job = jobs.run_job(
-            actor=context.principal,
+            actor=principal_of(ctx),
             namespace=request.namespace,
             image=request.image,
             command=list(request.command),
@@ -23,16 +25,16 @@ class JobService(Service):
         )
         return pb.RunJobResponse(job=job_to_proto(job))
 
-    @rpc(request=pb.GetJobRequest, response=pb.GetJobResponse, permission=viewer(Job))
-    def GetJob(self, request, context):
+    @rpc(permission=viewer(Job))
+    def get_job(self, request, ctx):
         return pb.GetJobResponse(job=job_to_proto(selectors.get(Job, request.job_id)))
 
-    @rpc(request=pb.ListJobsRequest, response=pb.ListJobsResponse, permission=viewer())
-    def ListJobs(self, request, context):
+    @rpc(permission=viewer())
+    def list_jobs(self, request, ctx):
         page, token = list_page(Job, request)
         return pb.ListJobsResponse(jobs=[job_to_proto(j) for j in page], next_page_token=token)
 
-    @rpc(request=pb.CancelJobRequest, response=pb.CancelJobResponse, permission=operator(Job))
-    def CancelJob(self, request, context):
-        job = jobs.cancel_job(actor=context.principal, job_id=request.job_id)
+    @rpc(permission=operator(Job))
+    def cancel_job(self, request, ctx):
+        job = jobs.cancel_job(actor=principal_of(ctx), job_id=request.job_id)
         return pb.CancelJobResponse(job=job_to_proto(job))

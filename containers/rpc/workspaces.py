@@ -1,5 +1,6 @@
 from containers.api.v1 import workspace_pb2 as pb
-from controlplane.rpc import Service, rpc
+from containers.api.v1.workspace_connect import WorkspaceServiceSync, WorkspaceServiceWSGIApplication
+from controlplane.rpc import Service, principal_of, rpc
 
 from .. import selectors
 from ..messages import workspace_to_proto
@@ -13,24 +14,25 @@ from .paging import list_page
 _READ_OWN_WORKSPACE = AgentScoped(Workspace, "workspace_scope", otherwise=viewer(Workspace))
 
 
-class WorkspaceService(Service):
+class WorkspaceService(Service, WorkspaceServiceSync):
     descriptor = pb.DESCRIPTOR.services_by_name["WorkspaceService"]
+    application = WorkspaceServiceWSGIApplication
 
-    @rpc(request=pb.CreateWorkspaceRequest, response=pb.CreateWorkspaceResponse, permission=operator())
-    def CreateWorkspace(self, request, context):
-        workspace = workspaces.create_workspace(actor=context.principal, namespace=request.namespace, name=request.name)
+    @rpc(permission=operator())
+    def create_workspace(self, request, ctx):
+        workspace = workspaces.create_workspace(actor=principal_of(ctx), namespace=request.namespace, name=request.name)
         return pb.CreateWorkspaceResponse(workspace=workspace_to_proto(workspace))
 
-    @rpc(request=pb.GetWorkspaceRequest, response=pb.GetWorkspaceResponse, permission=_READ_OWN_WORKSPACE)
-    def GetWorkspace(self, request, context):
+    @rpc(permission=_READ_OWN_WORKSPACE)
+    def get_workspace(self, request, ctx):
         return pb.GetWorkspaceResponse(workspace=workspace_to_proto(selectors.get(Workspace, request.workspace_id)))
 
-    @rpc(request=pb.ListWorkspacesRequest, response=pb.ListWorkspacesResponse, permission=viewer())
-    def ListWorkspaces(self, request, context):
+    @rpc(permission=viewer())
+    def list_workspaces(self, request, ctx):
         page, token = list_page(Workspace, request)
         return pb.ListWorkspacesResponse(workspaces=[workspace_to_proto(w) for w in page], next_page_token=token)
 
-    @rpc(request=pb.DeleteWorkspaceRequest, response=pb.DeleteWorkspaceResponse, permission=operator(Workspace))
-    def DeleteWorkspace(self, request, context):
-        workspaces.delete_workspace(actor=context.principal, workspace_id=request.workspace_id)
+    @rpc(permission=operator(Workspace))
+    def delete_workspace(self, request, ctx):
+        workspaces.delete_workspace(actor=principal_of(ctx), workspace_id=request.workspace_id)
         return pb.DeleteWorkspaceResponse()

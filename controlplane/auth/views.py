@@ -23,8 +23,8 @@ from django.views.generic import View
 from mozilla_django_oidc.utils import import_from_settings
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
-from controlplane.rpc import Error
-from controlplane.rpc.codes import Code
+from controlplane.rpc import Code, Error
+from controlplane.rpc.errors import error_response as connect_error_response
 
 from . import oidc
 from .authenticators import SessionAuthenticator
@@ -36,9 +36,9 @@ DEFAULT_NEXT = "/auth/me"
 STATE_MAX_AGE = 600  # seconds a sign-in may take between /auth/login and /auth/callback
 
 
-def error_response(error: Error, status: int | None = None) -> HttpResponse:
+def error_response(error: Error) -> HttpResponse:
     """The Connect error body ({code, message}) that RPCs use, for the browser routes too."""
-    response = JsonResponse(error.to_json(), status=status or error.code.http_status)
+    response = connect_error_response(error)
     add_never_cache_headers(response)
     return response
 

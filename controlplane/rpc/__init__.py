@@ -1,17 +1,19 @@
-"""Connect unary RPC for Django: declare services, check permissions, speak the protocol."""
+"""RPC services on the connectrpc runtime: declare services, check permissions, map errors."""
 
 from .codes import Code
+from .context import present_fields, principal_of
 from .errors import Error
 from .permissions import AdminOnly, NamespaceRole, Permission
-from .service import Context, Service, rpc
+from .service import Service, rpc
 
 __all__ = [
     "AdminOnly",
     "Code",
-    "Context",
     "Error",
     "NamespaceRole",
     "Permission",
     "Service",
+    "present_fields",
+    "principal_of",
     "rpc",
 ]

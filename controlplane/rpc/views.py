@@ -1,118 +1,98 @@
-"""The single Django view behind every Connect procedure.
+"""The one Django view behind every RPC: hands the request to the connectrpc runtime.
 
-Order of checks: route → method → codec → protocol headers → authentication →
-body → authorization → handler (inside one transaction, under the call's deadline).
+Django's middleware has already run (PrincipalMiddleware attached request.principal); the
+runtime negotiates the protocol (Connect, gRPC-Web), codec and compression, reads the body,
+and runs the interceptor chain (interceptors.py) around the handler.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import time
-
 from django.conf import settings
-from django.db import DatabaseError, transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from controlplane.auth.origin import is_same_origin_request
-
-from . import protocol
-from .codes import Code
-from .deadline import database_deadline, is_cancellation
-from .errors import Error
+from .context import serving
 from .registry import registry
-from .service import Context
 
-logger = logging.getLogger("controlplane.rpc")
+# Response content types whose body the runtime produces while it reads the request stream.
+_STREAMING = ("application/connect+", "application/grpc")
+# gRPC needs HTTP trailers: the WSGI trailers extension, or gunicorn's own over HTTP/2.
+_SEND_TRAILERS = ("wsgi.ext.http.send_trailers", "gunicorn.http2.send_trailers")
+ACCEPT_POST = (
+    "application/json, application/proto, application/grpc-web+proto, application/grpc-web+json, "
+    "application/connect+proto, application/connect+json"
+)
 
 
 @csrf_exempt
 def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
-    procedure = registry.get(f"{service}/{method}")
-    if procedure is None:
-        return error_response(request, Error(Code.UNIMPLEMENTED, f"unknown procedure /{service}/{method}"), 404)
-    if request.method != "POST":
-        response = error_response(request, Error(Code.UNIMPLEMENTED, "Connect unary calls use POST"), 405)
-        response["Allow"] = "POST"
-        return response
-    try:
-        codec = protocol.codec_for(request.headers.get("Content-Type", ""))
-    except protocol.UnsupportedMediaType:
-        return _unsupported_media_type(request, protocol.ACCEPT_POST)
+    application = registry.get(service)
+    if application is None:
+        return HttpResponse(status=404)  # what the runtime answers for an unknown method too
+    send_trailers = next((request.environ[k] for k in _SEND_TRAILERS if k in request.environ), None)
+    if _is_grpc(request.content_type) and send_trailers is None:
+        # gRPC proper over HTTP/1.1 (or a server without trailers): Connect and gRPC-Web work here.
+        return HttpResponse(status=415, headers={"Accept-Post": ACCEPT_POST})
+    body = DrainLimitedInput(request.environ["wsgi.input"], settings.RPC_MAX_REQUEST_BYTES + 1)
+    environ = {
+        **request.environ,
+        "wsgi.input": body,
+        # Mounted anywhere in the URLconf, the runtime routes on the procedure's own path.
+        "SCRIPT_NAME": "",
+        "PATH_INFO": f"/{service}/{method}",
+        "wsgi.ext.http.send_trailers": send_trailers,
+    }
+    started = {}
 
-    started = time.monotonic()
-    try:
-        protocol.check_protocol_version(request.headers.get("Connect-Protocol-Version"))
-        timeout_ms = protocol.parse_timeout_ms(request.headers.get("Connect-Timeout-Ms"))
-        deadline = started + timeout_ms / 1000 if timeout_ms else None
-        encoding = protocol.check_content_encoding(request.headers.get("Content-Encoding"))
+    def start_response(status, headers, exc_info=None):
+        started.update(status=int(status.split(" ", 1)[0]), headers=headers)
 
-        principal = request.principal
-        if not principal.is_authenticated:
-            raise Error.unauthenticated(principal.failure or "a credential is required")
-        if principal.via == "session" and not is_same_origin_request(request):
-            raise Error.permission_denied("cross-site request refused: Origin is not an allowed origin")
-        if principal.via == "session" and codec != protocol.JSON:
-            # Cookie-authenticated calls accept only JSON, which browsers cannot send cross-site unpreflighted.
-            return _unsupported_media_type(request, "application/json")
-
-        body = protocol.read_body(
-            request,
-            content_length=_content_length(request),
-            encoding=encoding,
-            limit=settings.RPC_MAX_REQUEST_BYTES,
-        )
-        message = procedure.spec.request()
-        present = protocol.decode(codec, body, message)
-        context = Context(principal=principal, deadline=deadline, present_fields=present)
-        reply = _invoke(procedure, message, context)
-    except Error as exc:
-        return error_response(request, exc)
-    except Exception:
-        logger.exception("unhandled error in /%s", procedure.path)
-        return error_response(request, Error.internal())
-    return _encoded_response(request, protocol.encode(codec, reply), protocol.CONTENT_TYPES[codec])
-
-
-def _invoke(procedure, message, context):
-    try:
-        with transaction.atomic(), database_deadline(context.deadline):
-            procedure.spec.permission.check(context.principal, message)
-            reply = procedure.handler(message, context)
-            if context.deadline is not None and time.monotonic() > context.deadline:
-                # Checked before the commit: a call answered deadline_exceeded changed nothing.
-                raise Error.deadline_exceeded()
-            return reply
-    except DatabaseError as exc:
-        if context.deadline is not None and (is_cancellation(exc) or time.monotonic() > context.deadline):
-            raise Error.deadline_exceeded() from None
-        raise
-
-
-def error_response(request: HttpRequest, error: Error, status: int | None = None) -> HttpResponse:
-    body = json.dumps(error.to_json(), separators=(",", ":")).encode()
-    return _encoded_response(request, body, "application/json", status=status or error.code.http_status)
-
-
-def _encoded_response(request, body: bytes, content_type: str, status: int = 200) -> HttpResponse:
-    headers = {"Vary": "Accept-Encoding", "Accept-Encoding": "gzip"}
-    if body and protocol.accepts_gzip(request.headers.get("Accept-Encoding")):
-        body = protocol.gzip_bytes(body)
-        headers["Content-Encoding"] = "gzip"
-    return HttpResponse(body, status=status, content_type=content_type, headers=headers)
-
-
-def _unsupported_media_type(request, accepted: str) -> HttpResponse:
-    error = Error.invalid_argument("Content-Type", f"unsupported content type; use {accepted}")
-    response = error_response(request, error, 415)
-    response["Accept-Post"] = accepted
+    with serving(request):
+        chunks = application(environ, start_response)
+        streaming = dict(_lower(started["headers"])).get("content-type", "").startswith(_STREAMING)
+        if not streaming:
+            content = b"".join(chunks)
+    if streaming:
+        response = StreamingHttpResponse(chunks, status=started["status"])
+    else:
+        response = HttpResponse(content, status=started["status"])
+    for name, value in started["headers"]:
+        response[name] = value
+    # Authenticated answers (Connect GET included) are for this caller only.
+    response["Cache-Control"] = "private, no-store"
+    if body.abandoned and not request.environ.get("SERVER_SOFTWARE", "").startswith("WSGIServer/"):
+        # More body than we drain: the connection cannot carry another request. (wsgiref, i.e.
+        # runserver, refuses hop-by-hop headers from applications and closes on its own.)
+        response["Connection"] = "close"
     return response
 
 
-def _content_length(request) -> int | None:
-    try:
-        value = int(request.META.get("CONTENT_LENGTH") or "")
-    except ValueError:
-        return None
-    return value if value >= 0 else None
+def _is_grpc(content_type: str) -> bool:
+    return content_type.startswith("application/grpc") and not content_type.startswith("application/grpc-web")
+
+
+def _lower(headers):
+    return ((name.lower(), value) for name, value in headers)
+
+
+class DrainLimitedInput:
+    """wsgi.input, read at most `limit` bytes.
+
+    The runtime reads the body up to RPC_MAX_REQUEST_BYTES (refusing more), and on an early
+    error (401, 415, 429, ...) drains what the client still sends, so a kept-alive connection
+    stays usable. Past `limit` it stops: the client is told the connection closes.
+    """
+
+    def __init__(self, stream, limit: int):
+        self.stream = stream
+        self.remaining = limit
+        self.abandoned = False
+
+    def read(self, size: int = -1) -> bytes:
+        if self.remaining <= 0:
+            self.abandoned = self.abandoned or bool(self.stream.read(1))
+            return b""
+        size = self.remaining if size is None or size < 0 else min(size, self.remaining)
+        data = self.stream.read(size)
+        self.remaining -= len(data)
+        return data

@@ -25,13 +25,17 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!containers/api/v1/workspace.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n\tWorkspace\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x05 \x01(\t\"9\n\x16\x43reateWorkspaceRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"J\n\x17\x43reateWorkspaceResponse\x12/\n\tworkspace\x18\x01 \x01(\x0b\x32\x1c.containers.api.v1.Workspace\"+\n\x13GetWorkspaceRequest\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\"G\n\x14GetWorkspaceResponse\x12/\n\tworkspace\x18\x01 \x01(\x0b\x32\x1c.containers.api.v1.Workspace\"Q\n\x15ListWorkspacesRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"c\n\x16ListWorkspacesResponse\x12\x30\n\nworkspaces\x18\x01 \x03(\x0b\x32\x1c.containers.api.v1.Workspace\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\".\n\x16\x44\x65leteWorkspaceRequest\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\"\x19\n\x17\x44\x65leteWorkspaceResponse2\xae\x03\n\x10WorkspaceService\x12h\n\x0f\x43reateWorkspace\x12).containers.api.v1.CreateWorkspaceRequest\x1a*.containers.api.v1.CreateWorkspaceResponse\x12_\n\x0cGetWorkspace\x12&.containers.api.v1.GetWorkspaceRequest\x1a\'.containers.api.v1.GetWorkspaceResponse\x12\x65\n\x0eListWorkspaces\x12(.containers.api.v1.ListWorkspacesRequest\x1a).containers.api.v1.ListWorkspacesResponse\x12h\n\x0f\x44\x65leteWorkspace\x12).containers.api.v1.DeleteWorkspaceRequest\x1a*.containers.api.v1.DeleteWorkspaceResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!containers/api/v1/workspace.proto\x12\x11\x63ontainers.api.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x01\n\tWorkspace\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x05 \x01(\t\"9\n\x16\x43reateWorkspaceRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"J\n\x17\x43reateWorkspaceResponse\x12/\n\tworkspace\x18\x01 \x01(\x0b\x32\x1c.containers.api.v1.Workspace\"+\n\x13GetWorkspaceRequest\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\"G\n\x14GetWorkspaceResponse\x12/\n\tworkspace\x18\x01 \x01(\x0b\x32\x1c.containers.api.v1.Workspace\"Q\n\x15ListWorkspacesRequest\x12\x11\n\tnamespace\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"c\n\x16ListWorkspacesResponse\x12\x30\n\nworkspaces\x18\x01 \x03(\x0b\x32\x1c.containers.api.v1.Workspace\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\".\n\x16\x44\x65leteWorkspaceRequest\x12\x14\n\x0cworkspace_id\x18\x01 \x01(\t\"\x19\n\x17\x44\x65leteWorkspaceResponse2\xb8\x03\n\x10WorkspaceService\x12h\n\x0f\x43reateWorkspace\x12).containers.api.v1.CreateWorkspaceRequest\x1a*.containers.api.v1.CreateWorkspaceResponse\x12\x64\n\x0cGetWorkspace\x12&.containers.api.v1.GetWorkspaceRequest\x1a\'.containers.api.v1.GetWorkspaceResponse\"\x03\x90\x02\x01\x12j\n\x0eListWorkspaces\x12(.containers.api.v1.ListWorkspacesRequest\x1a).containers.api.v1.ListWorkspacesResponse\"\x03\x90\x02\x01\x12h\n\x0f\x44\x65leteWorkspace\x12).containers.api.v1.DeleteWorkspaceRequest\x1a*.containers.api.v1.DeleteWorkspaceResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'containers.api.v1.workspace_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_WORKSPACESERVICE'].methods_by_name['GetWorkspace']._loaded_options = None
+  _globals['_WORKSPACESERVICE'].methods_by_name['GetWorkspace']._serialized_options = b'\220\002\001'
+  _globals['_WORKSPACESERVICE'].methods_by_name['ListWorkspaces']._loaded_options = None
+  _globals['_WORKSPACESERVICE'].methods_by_name['ListWorkspaces']._serialized_options = b'\220\002\001'
   _globals['_WORKSPACE']._serialized_start=90
   _globals['_WORKSPACE']._serialized_end=225
   _globals['_CREATEWORKSPACEREQUEST']._serialized_start=227
@@ -51,5 +55,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DELETEWORKSPACERESPONSE']._serialized_start=712
   _globals['_DELETEWORKSPACERESPONSE']._serialized_end=737
   _globals['_WORKSPACESERVICE']._serialized_start=740
-  _globals['_WORKSPACESERVICE']._serialized_end=1170
+  _globals['_WORKSPACESERVICE']._serialized_end=1180
 # @@protoc_insertion_point(module_scope)

@@ -1,0 +1,73 @@
+"""What a handler knows about its call besides the request message, reached from the runtime's
+RequestContext: the principal, the deadline, and (JSON) the top-level fields the body named.
+
+The Django view opens a `Call` for the HTTP request it hands to the runtime; the first
+interceptor binds it to the RequestContext (see interceptors.Authenticate).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from connectrpc.request import RequestContext
+from django.http import HttpRequest
+
+from controlplane.auth import Principal
+
+
+@dataclass(eq=False)
+class Call:
+    http_request: HttpRequest
+    principal: Principal | None = None
+    # Top-level JSON keys present in the body (None for binary), for full-replace updates.
+    present_fields: set[str] | None = None
+
+
+_current: ContextVar[Call | None] = ContextVar("controlplane_rpc_call", default=None)
+_ATTRIBUTE = "_controlplane_call"
+
+
+@contextlib.contextmanager
+def serving(http_request: HttpRequest):
+    token = _current.set(Call(http_request))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def current_call() -> Call:
+    call = _current.get()
+    if call is None:
+        raise RuntimeError("RPCs are served through controlplane.rpc.views.dispatch")
+    return call
+
+
+def bind(ctx: RequestContext) -> Call:
+    call = current_call()
+    setattr(ctx, _ATTRIBUTE, call)
+    return call
+
+
+def call_of(ctx: RequestContext) -> Call:
+    return getattr(ctx, _ATTRIBUTE)
+
+
+def principal_of(ctx: RequestContext) -> Principal:
+    return call_of(ctx).principal
+
+
+def present_fields(ctx: RequestContext) -> set[str] | None:
+    return call_of(ctx).present_fields
+
+
+def call_deadline(ctx: RequestContext) -> float | None:
+    """The call's deadline as a time.monotonic() value, from Connect-Timeout-Ms / grpc-timeout.
+
+    The runtime starts the clock when it reads the headers.
+    """
+    remaining_ms = ctx.timeout_ms
+    return None if remaining_ms is None else time.monotonic() + remaining_ms / 1000

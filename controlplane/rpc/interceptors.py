@@ -1,0 +1,125 @@
+"""The interceptor chain every RPC runs through, in this fixed order (`chain`):
+
+Before the body is read (connectrpc runs leading metadata interceptors first):
+  1. Authenticate   the principal the middleware resolved; none → unauthenticated.
+  2. SessionPolicy  cookie calls only: an allowed Origin, and JSON only.
+Then, around the handler, with the decoded request:
+  3. MapErrors      every exception → one Connect error (errors.to_connect_error).
+  4. Validate       validation.validate_request on the decoded message, for every protocol.
+  5. Transaction    one database transaction, the call's deadline as its statement timeout.
+  6. Authorize      the method's declared permission, before the handler (inside the
+                    transaction, so lookups it makes see the same snapshot).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
+
+from connectrpc._protocol import HTTPError
+from connectrpc.request import RequestContext
+from django.db import DatabaseError, transaction
+from google.protobuf.message import Message
+
+from controlplane.auth.origin import is_same_origin_request
+
+from . import context
+from .deadline import database_deadline, is_cancellation
+from .errors import Error, to_connect_error
+from .permissions import Permission
+from .validation import validate_request
+
+
+def procedure(ctx: RequestContext) -> str:
+    return f"{ctx.method.service_name}/{ctx.method.name}"
+
+
+class Authenticate:
+    def on_start_sync(self, ctx: RequestContext) -> None:
+        call = context.bind(ctx)
+        try:
+            principal = call.http_request.principal
+            if not principal.is_authenticated:
+                raise Error.unauthenticated(principal.failure or "a credential is required")
+        except Exception as exc:
+            raise to_connect_error(exc, procedure(ctx)) from None
+        call.principal = principal
+
+    def on_end_sync(self, token, ctx, error) -> None:
+        return
+
+
+class SessionPolicy:
+    """Browsers may attach the cp_session cookie to cross-site requests, never a bearer token.
+
+    So cookie calls must come from an allowed origin, and be Connect JSON: a page on another
+    site cannot send application/json (nor a gRPC-Web or binary body) without a CORS preflight,
+    which this service never grants.
+    """
+
+    def on_start_sync(self, ctx: RequestContext) -> None:
+        call = context.call_of(ctx)
+        if call.principal.via != "session":
+            return
+        if not is_same_origin_request(call.http_request):
+            raise to_connect_error(
+                Error.permission_denied("cross-site request refused: Origin is not an allowed origin")
+            )
+        if not _is_connect_json(call.http_request):
+            raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, [("Accept-Post", "application/json")])
+
+    def on_end_sync(self, token, ctx, error) -> None:
+        return
+
+
+def _is_connect_json(http_request) -> bool:
+    if http_request.method == "GET":
+        return http_request.GET.get("encoding") == "json"
+    return http_request.content_type == "application/json"
+
+
+Next = Callable[[Message, RequestContext], Message]
+
+
+class MapErrors:
+    def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
+        try:
+            return call_next(request, ctx)
+        except Exception as exc:
+            raise to_connect_error(exc, procedure(ctx)) from None
+
+
+class Validate:
+    def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
+        validate_request(request)
+        return call_next(request, ctx)
+
+
+class Transaction:
+    def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
+        deadline = context.call_deadline(ctx)
+        try:
+            with transaction.atomic(), database_deadline(deadline):
+                reply = call_next(request, ctx)
+                if deadline is not None and time.monotonic() > deadline:
+                    # Checked before the commit: a call answered deadline_exceeded changed nothing.
+                    raise Error.deadline_exceeded()
+                return reply
+        except DatabaseError as exc:
+            if deadline is not None and (is_cancellation(exc) or time.monotonic() > deadline):
+                raise Error.deadline_exceeded() from None
+            raise
+
+
+class Authorize:
+    def __init__(self, permissions: Mapping[str, Permission]):
+        self.permissions = permissions
+
+    def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
+        self.permissions[procedure(ctx)].check(context.principal_of(ctx), request)
+        return call_next(request, ctx)
+
+
+def chain(permissions: Mapping[str, Permission]) -> tuple:
+    return (Authenticate(), SessionPolicy(), MapErrors(), Validate(), Transaction(), Authorize(permissions))
