@@ -18,6 +18,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+import urllib.parse
 from datetime import timedelta
 from pathlib import Path
 
@@ -39,11 +40,18 @@ JOBS = "containers.api.v1.JobService"
 LARGE = 1024 * 1024  # well past what gunicorn drains on its own (64 KiB)
 OVER_LIMIT = 4 * 1024 * 1024 + 1  # RPC_MAX_REQUEST_BYTES's default is 4 MiB
 VARIANTS = [
-    pytest.param(protocol, binary, gzip, id=f"{protocol}-{'binary' if binary else 'json'}{'-gzip' if gzip else ''}")
-    for protocol in ("connect", "grpcweb")
-    for binary in (False, True)
-    for gzip in (False, True)
+    *(
+        pytest.param(protocol, binary, gzip, False, id=f"{protocol}-{'binary' if binary else 'json'}{'-gzip' * gzip}")
+        for protocol in ("connect", "grpcweb")
+        for binary in (False, True)
+        for gzip in (False, True)
+    ),
+    # useHttpGet: Get*/List* (NO_SIDE_EFFECTS) as Connect GET, the others still POST.
+    pytest.param("connect", False, False, True, id="connect-json-get"),
+    pytest.param("connect", True, False, True, id="connect-binary-get"),
 ]
+# Methods the client must call with GET when asked to: those marked NO_SIDE_EFFECTS.
+READ_ONLY_PREFIXES = ("Get", "List")
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +80,8 @@ def generated_es():
     shutil.rmtree(work, ignore_errors=True)
 
 
-def run_plan(generated_es, base_url: str, protocol: str, binary: bool, gzip: bool, calls: list[dict]) -> dict:
-    plan = {"baseUrl": base_url, "gen": str(generated_es), "protocol": protocol, "binary": binary, "gzip": gzip}
+def run_plan(generated_es, base_url: str, calls: list[dict], **variant) -> dict:
+    plan = {"baseUrl": base_url, "gen": str(generated_es), **variant}
     result = subprocess.run(
         ["node", str(NODE_DIR / "driver.mjs")],
         input=json.dumps({**plan, "calls": calls}), cwd=ROOT, capture_output=True, text=True, timeout=120,
@@ -200,13 +208,14 @@ def plan_calls(world: dict, created_namespace: str) -> list[dict]:
         call("job_bad_env", f"{JOBS}/RunJob", {**job_request, "env": {"1BAD": "x"}}, "operator"),
         # ListUploads: errors, then the cursor walks.
         call("uploads_other_namespace", LIST, {"bucket": world["other_bucket"]}, "viewer"),
+        # POST even in the GET variants: as a GET, its ~14 KB URL exceeds gunicorn's request line limit.
         call("uploads_too_many_tags", LIST,
-             {"bucket": world["bucket"], "tags": [f"t{i}" for i in range(1001)]}, "viewer"),
+             {"bucket": world["bucket"], "tags": [f"t{i}" for i in range(1001)]}, "viewer", post=True),
         call("uploads_negative_page_size", LIST, {"bucket": world["bucket"], "pageSize": -1}, "viewer"),
         # Large chunked bodies: refused before the body is read (no credential), and over the
         # size limit (also once inflated, in the gzip variants); the client must see the error.
-        call("large_body_no_credential", LIST, {"bucket": world["bucket"], "path": "p" * LARGE}),
-        call("over_size_limit", LIST, {"bucket": world["bucket"], "path": "p" * OVER_LIMIT}, "viewer"),
+        call("large_body_no_credential", f"{NAMESPACES}/CreateNamespace", {"namespace": "p" * LARGE}),
+        call("over_size_limit", f"{NAMESPACES}/CreateNamespace", {"namespace": "p" * OVER_LIMIT}, "admin"),
         call("after_large_bodies", f"{NAMESPACES}/GetNamespace", {"namespace": "team-a"}, "admin"),
     ]  # fmt: skip
     for name, (request, _) in world["walks"].items():
@@ -231,10 +240,11 @@ def bad_request_fields(result: dict) -> list[list[str]]:
 # --- the test -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("protocol, binary, gzip", VARIANTS)
-def test_connect_node_client(live_service, generated_es, world, protocol, binary, gzip):
-    created_namespace = f"node-{protocol}-{int(binary)}{int(gzip)}"
-    results = run_plan(generated_es, live_service.url, protocol, binary, gzip, plan_calls(world, created_namespace))
+@pytest.mark.parametrize("protocol, binary, gzip, get", VARIANTS)
+def test_connect_node_client(live_service, generated_es, world, protocol, binary, gzip, get):
+    created_namespace = f"node-{protocol}-{int(binary)}{int(gzip)}{int(get)}"
+    calls = plan_calls(world, created_namespace)
+    results = run_plan(generated_es, live_service.url, calls, protocol=protocol, binary=binary, gzip=gzip, get=get)
 
     # NamespaceService.
     assert ok(results["ns_admin_get"])["namespace"] == "team-a"
@@ -289,27 +299,45 @@ def test_connect_node_client(live_service, generated_es, world, protocol, binary
     assert first["uploadId"] == "u0040" and first["sizeBytes"] == str((40 * 37) % 101)
     assert first["metadataKvs"][0] == string_kv("team", "core")
 
-    assert_wire(results, protocol, binary, gzip)
+    assert_wire(calls, results, protocol, binary, gzip, get)
 
 
-def assert_wire(results: dict, protocol: str, binary: bool, gzip: bool) -> None:
-    """Each call was one HTTP/1.1 POST with a chunked body, in the chosen codec and encoding."""
+def assert_wire(calls: list[dict], results: dict, protocol: str, binary: bool, gzip: bool, get: bool) -> None:
+    """Each call was one HTTP/1.1 request in the chosen codec and encoding: a POST with a chunked
+    body, or, in the GET variants, a Connect GET for the methods marked NO_SIDE_EFFECTS."""
     codec = "proto" if binary else "json"
     content_type = f"application/{codec}" if protocol == "connect" else f"application/grpc-web+{codec}"
     # Connect compresses the body (Content-Encoding); gRPC-Web compresses each message (grpc-encoding).
     encoding_header = "content-encoding" if protocol == "connect" else "grpc-encoding"
     compressed_responses = 0
-    for name, result in results.items():
+    for call in calls:
+        name, result = call["name"], results[call["name"]]
+        read_only = call["procedure"].split("/")[1].startswith(READ_ONLY_PREFIXES)
+        assert result["idempotent"] == read_only, name  # as generated from proto/
         exchanges = result["exchanges"]
-        # One POST per call, one per page of a walk (plus the failing one, if any): no retries.
+        # One request per call, one per page of a walk (plus the failing one, if any): no retries.
         assert len(exchanges) == len(result.get("pages", [])) + ("pages" not in result or "error" in result), name
         for exchange in exchanges:
             request, response = exchange["request"], exchange["response"]
-            assert request["line"].startswith("POST /") and request["line"].endswith(" HTTP/1.1"), name
-            assert request["headers"]["transfer-encoding"] == "chunked", (name, request)
-            assert "content-length" not in request["headers"], (name, request)
-            assert request["headers"]["content-type"] == content_type, (name, request)
-            assert request["headers"].get(encoding_header) == ("gzip" if gzip else None), (name, request)
+            assert request["line"].endswith(" HTTP/1.1"), name
+            if get and read_only and not call.get("post"):
+                method, target, _ = request["line"].split(" ")
+                path, query = urllib.parse.urlsplit(target)[2:4]
+                assert (method, path) == ("GET", f"/{call['procedure']}"), name
+                query = dict(urllib.parse.parse_qsl(query))
+                assert {k: query.get(k) for k in ("connect", "encoding", "base64")} == {
+                    "connect": "v1",
+                    "encoding": codec,
+                    "base64": "1" if binary else None,
+                }, name
+                assert query["message"], name
+                assert "transfer-encoding" not in request["headers"], (name, request)
+            else:
+                assert request["line"].startswith(f"POST /{call['procedure']} "), name
+                assert request["headers"]["transfer-encoding"] == "chunked", (name, request)
+                assert "content-length" not in request["headers"], (name, request)
+                assert request["headers"]["content-type"] == content_type, (name, request)
+                assert request["headers"].get(encoding_header) == ("gzip" if gzip else None), (name, request)
             compressed_responses += response["headers"].get(encoding_header) == "gzip"
     if gzip:
         assert compressed_responses, "no response came back gzipped"
