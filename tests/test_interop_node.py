@@ -39,6 +39,7 @@ NAMESPACES = "containers.api.v1.NamespaceService"
 JOBS = "containers.api.v1.JobService"
 LARGE = 1024 * 1024  # well past what gunicorn drains on its own (64 KiB)
 OVER_LIMIT = 4 * 1024 * 1024 + 1  # RPC_MAX_REQUEST_BYTES's default is 4 MiB
+TIMEOUT_MS = 30_000  # every call's deadline: generous, so a slow machine does not fail the test
 VARIANTS = [
     *(
         pytest.param(protocol, binary, gzip, False, id=f"{protocol}-{'binary' if binary else 'json'}{'-gzip' * gzip}")
@@ -81,7 +82,7 @@ def generated_es():
 
 
 def run_plan(generated_es, base_url: str, calls: list[dict], **variant) -> dict:
-    plan = {"baseUrl": base_url, "gen": str(generated_es), **variant}
+    plan = {"baseUrl": base_url, "gen": str(generated_es), "timeoutMs": TIMEOUT_MS, **variant}
     result = subprocess.run(
         ["node", str(NODE_DIR / "driver.mjs")],
         input=json.dumps({**plan, "calls": calls}), cwd=ROOT, capture_output=True, text=True, timeout=120,
@@ -320,6 +321,10 @@ def assert_wire(calls: list[dict], results: dict, protocol: str, binary: bool, g
         for exchange in exchanges:
             request, response = exchange["request"], exchange["response"]
             assert request["line"].endswith(" HTTP/1.1"), name
+            if protocol == "connect":
+                assert 0 < int(request["headers"]["connect-timeout-ms"]) <= TIMEOUT_MS, (name, request)
+            else:
+                assert request["headers"]["grpc-timeout"].endswith("m"), (name, request)  # milliseconds
             if get and read_only and not call.get("post"):
                 method, target, _ = request["line"].split(" ")
                 path, query = urllib.parse.urlsplit(target)[2:4]
