@@ -51,7 +51,13 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 10) -> None:
 class ServiceProcess:
     """gunicorn controlplane.wsgi on 127.0.0.1:<free port>, with production-like settings."""
 
-    def __init__(self, env: dict[str, str] | None = None, workers: int = 2, port: int | None = None):
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        workers: int = 2,
+        port: int | None = None,
+        args: tuple[str, ...] = (),
+    ):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = ROOT / "var" / f"live-server-{self.port}.log"
@@ -69,6 +75,7 @@ class ServiceProcess:
             **(env or {}),
         }
         self.workers = workers
+        self.args = tuple(args)  # more gunicorn options, e.g. another worker class
         self.process: subprocess.Popen | None = None
 
     def start(self) -> ServiceProcess:
@@ -81,6 +88,7 @@ class ServiceProcess:
                 "--workers", str(self.workers),
                 "--timeout", "60",
                 "--access-logfile", "-",
+                *self.args,
             ],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip

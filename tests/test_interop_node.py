@@ -346,3 +346,51 @@ def assert_wire(calls: list[dict], results: dict, protocol: str, binary: bool, g
             compressed_responses += response["headers"].get(encoding_header) == "gzip"
     if gzip:
         assert compressed_responses, "no response came back gzipped"
+
+
+# --- a pooled client over kept-alive connections ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def keepalive_service(django_db_setup, django_db_blocker):
+    """gunicorn with gthread workers, which keep connections alive (sync workers close each one)."""
+    from tests.live import ServiceProcess
+
+    service = ServiceProcess(workers=1, args=("--worker-class", "gthread", "--threads", "2", "--keep-alive", "10"))
+    yield service.start()
+    service.stop()
+
+
+@pytest.mark.parametrize("protocol", ["connect", "grpcweb"])
+def test_connect_node_pool_survives_early_errors(keepalive_service, generated_es, transactional_db, protocol):
+    """An error answered before a large body is read leaves the pooled connection usable (the
+    body is drained), and past the size limit too: no call fails with EPIPE or ECONNRESET."""
+    create_namespace(actor=SYSTEM, name="team-a")
+    admin = issue_api_key(actor=SYSTEM, namespace="team-a", name="admin", role=Role.ADMIN)[1]
+    get = {"procedure": f"{NAMESPACES}/GetNamespace", "request": {"namespace": "team-a"}, "token": admin}
+    create = f"{NAMESPACES}/CreateNamespace"
+    calls = [
+        {"name": "warm", **get},
+        {"name": "early_error", "procedure": create, "request": {"namespace": "p" * LARGE}},
+        {"name": "after_early_error", **get},
+        {"name": "over_limit", "procedure": create, "request": {"namespace": "p" * OVER_LIMIT}, "token": admin},
+        {"name": "after_over_limit", **get},
+    ]
+    results = run_plan(generated_es, keepalive_service.url, calls, protocol=protocol, binary=True, gzip=False)
+
+    assert error(results["early_error"])["code"] == "unauthenticated"
+    assert error(results["over_limit"])["code"] == "resource_exhausted"
+    for name in ("warm", "after_early_error", "after_over_limit"):
+        assert ok(results[name])["namespace"] == "team-a", name
+
+    def exchange(name):
+        (only,) = results[name]["exchanges"]
+        return only
+
+    assert exchange("early_error")["request"]["reusedSocket"]
+    assert exchange("early_error")["response"]["headers"].get("connection") != "close"
+    assert exchange("after_early_error")["request"]["reusedSocket"]  # the 1 MiB body was drained
+    # Past the limit the server may drain the rest or close; either way the next call works, on
+    # the same connection exactly when the server kept it.
+    kept = exchange("over_limit")["response"]["headers"].get("connection") != "close"
+    assert exchange("after_over_limit")["request"]["reusedSocket"] == kept

@@ -79,7 +79,8 @@ function recordExchanges() {
       if (colon > 0) requestHeaders[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
     }
     exchanges.push({
-      request: { line: lines[0], headers: requestHeaders },
+      // reusedSocket: the request went over a kept-alive connection of the agent's pool.
+      request: { line: lines[0], headers: requestHeaders, reusedSocket: request.reusedSocket },
       response: { status: response.statusCode, headers: response.headers },
     });
   });
