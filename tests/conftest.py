@@ -10,10 +10,12 @@ import brotli
 import pytest
 import zstandard
 from django.db import connection
+from google.protobuf import json_format, message_factory
 
 from apikeys.services import issue_api_key
 from controlplane.auth import Principal, Role
 from namespaces.services import create_namespace
+from tests.connect import GRPC_CODES, HTTP_STATUS, PROTOCOLS
 
 SYSTEM = Principal.system("tests")
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +49,8 @@ DECOMPRESS = {"gzip": gzip.decompress, "br": brotli.decompress, "zstd": zstandar
 
 
 class RpcResult:
+    protocol = "connect"
+
     def __init__(self, response):
         self.response = response
         self.status = response.status_code
@@ -99,6 +103,64 @@ def rpc(client):
         return RpcResult(response)
 
     return call
+
+
+class GrpcWebResult:
+    """A gRPC-Web answer: length-prefixed frames, the status in the trailer frame (or, for an
+    error before any message, in the headers). `status` is the HTTP status a Connect call with
+    the same outcome would have, so tests can compare both protocols."""
+
+    protocol = "grpc-web"
+
+    def __init__(self, response, response_type):
+        self.response = response
+        self.http_status = response.status_code
+        self.messages, trailers = [], {k.lower(): v for k, v in response.items()}
+        data = response.content
+        while len(data) >= 5:
+            flags, length = data[0], int.from_bytes(data[1:5], "big")
+            frame, data = data[5 : 5 + length], data[5 + length :]
+            if flags & 0x80:
+                for line in frame.decode().split("\r\n"):
+                    if line:
+                        name, _, value = line.partition(":")
+                        trailers[name.strip().lower()] = value.strip()
+            else:
+                self.messages.append(response_type.FromString(frame))
+        self.trailers = trailers
+        grpc_status = int(trailers["grpc-status"]) if "grpc-status" in trailers else None
+        self.code = None if grpc_status in (None, 0) else GRPC_CODES[grpc_status]
+        self.message = trailers.get("grpc-message", "")
+        self.status = HTTP_STATUS[self.code] if self.code else self.http_status
+        self.body = json_format.MessageToDict(self.messages[0]) if self.messages else None
+
+    def __repr__(self):
+        return f"<GrpcWebResult HTTP {self.http_status} {self.code or 'ok'} {self.message!r} {self.body}>"
+
+
+@pytest.fixture
+def grpc_web(client):
+    """grpc_web("containers.api.v1.NamespaceService/GetNamespace", {...}, token=...) → GrpcWebResult."""
+    from controlplane.rpc.registry import registry
+
+    def call(procedure: str, body: dict | None = None, *, token: str | None = None, headers: dict | None = None):
+        method = registry.methods[procedure]
+        request = json_format.ParseDict(body or {}, message_factory.GetMessageClass(method.input_type)())
+        payload = request.SerializeToString()
+        extra = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token is not None else {}
+        for name, value in (headers or {}).items():
+            extra["HTTP_" + name.upper().replace("-", "_")] = value
+        frame = b"\x00" + len(payload).to_bytes(4, "big") + payload
+        response = client.post("/" + procedure, frame, content_type="application/grpc-web+proto", **extra)
+        return GrpcWebResult(response, message_factory.GetMessageClass(method.output_type))
+
+    return call
+
+
+@pytest.fixture(params=PROTOCOLS)
+def any_protocol(request, rpc, grpc_web):
+    """The same call over Connect (JSON) or gRPC-Web (binary): caller(procedure, body, token=, headers=)."""
+    return rpc if request.param == "connect" else grpc_web
 
 
 @pytest.fixture

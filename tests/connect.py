@@ -47,3 +47,17 @@ def assert_error_shape(result) -> None:
     assert isinstance(body.get("message", ""), str), body
     for detail in body.get("details", []):
         assert isinstance(detail["type"], str) and isinstance(detail["value"], str), detail
+
+
+# gRPC status numbers → the Connect code names (connectrpc.com/docs/protocol#error-codes).
+GRPC_CODES = ["ok", *HTTP_STATUS]  # canceled = 1 ... unauthenticated = 16, in the spec's order
+PROTOCOLS = ["connect", "grpc-web"]
+
+
+def assert_outcome(result, code: str, status: int | None = None) -> None:
+    """Like assert_error, for a result of either protocol (gRPC-Web carries the code in trailers)."""
+    if result.protocol == "connect":
+        assert_error(result, code, status)
+        return
+    assert result.code == code, result
+    assert isinstance(result.message, str), result

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from http import HTTPStatus
 
-from connectrpc._protocol import HTTPError
 from connectrpc.request import RequestContext
 from django.db import DatabaseError, transaction
 from google.protobuf.message import Message
@@ -67,7 +65,8 @@ class SessionPolicy:
                 Error.permission_denied("cross-site request refused: Origin is not an allowed origin")
             )
         if not _is_connect_json(call.http_request):
-            raise HTTPError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, [("Accept-Post", "application/json")])
+            refused = Error.invalid_argument("Content-Type", "cookie-authenticated calls accept only application/json")
+            raise to_connect_error(refused)
 
     def on_end_sync(self, token, ctx, error) -> None:
         return

@@ -12,10 +12,9 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from .context import serving
+from .reflection import REFLECTION_SERVICES
 from .registry import registry
 
-# Response content types whose body the runtime produces while it reads the request stream.
-_STREAMING = ("application/connect+", "application/grpc")
 # gRPC needs HTTP trailers: the WSGI trailers extension, or gunicorn's own over HTTP/2.
 _SEND_TRAILERS = ("wsgi.ext.http.send_trailers", "gunicorn.http2.send_trailers")
 ACCEPT_POST = (
@@ -33,7 +32,9 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     if _is_grpc(request.content_type) and send_trailers is None:
         # gRPC proper over HTTP/1.1 (or a server without trailers): Connect and gRPC-Web work here.
         return HttpResponse(status=415, headers={"Accept-Post": ACCEPT_POST})
-    body = DrainLimitedInput(request.environ["wsgi.input"], settings.RPC_MAX_REQUEST_BYTES + 1)
+    body = DrainLimitedInput(
+        request.environ["wsgi.input"], settings.RPC_MAX_REQUEST_BYTES + 1 if _has_body(request) else 0
+    )
     environ = {
         **request.environ,
         "wsgi.input": body,
@@ -47,9 +48,10 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     def start_response(status, headers, exc_info=None):
         started.update(status=int(status.split(" ", 1)[0]), headers=headers)
 
+    # Our methods are unary; reflection is a stream, answered while the request stream is read.
+    streaming = service in REFLECTION_SERVICES
     with serving(request):
         chunks = application(environ, start_response)
-        streaming = dict(_lower(started["headers"])).get("content-type", "").startswith(_STREAMING)
         if not streaming:
             content = b"".join(chunks)
     if streaming:
@@ -67,12 +69,16 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     return response
 
 
+def _has_body(request: HttpRequest) -> bool:
+    # HTTP/1.x: without Content-Length or Transfer-Encoding a request has no body (RFC 9112 §6.3).
+    environ = request.environ
+    if not environ.get("SERVER_PROTOCOL", "").startswith("HTTP/1"):
+        return True
+    return bool(environ.get("CONTENT_LENGTH") or environ.get("HTTP_TRANSFER_ENCODING"))
+
+
 def _is_grpc(content_type: str) -> bool:
     return content_type.startswith("application/grpc") and not content_type.startswith("application/grpc-web")
-
-
-def _lower(headers):
-    return ((name.lower(), value) for name, value in headers)
 
 
 class DrainLimitedInput:

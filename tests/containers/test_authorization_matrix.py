@@ -147,10 +147,13 @@ def test_tables_cover_every_method():
 @pytest.mark.parametrize("target", ["own", "other"])
 @pytest.mark.parametrize("caller", CALLERS, ids=str)
 @pytest.mark.parametrize("method", METHODS)
-def test_authorization(rpc, backends, make_key, sign_in, method, caller, target):
+def test_authorization(any_protocol, backends, make_key, sign_in, method, caller, target):
     resources = world.build(attach_own_workspace=caller.workspace_scope)
     token = credential(caller, resources, backends, make_key, sign_in)
-    result = rpc(path(method), REQUESTS[method](resources[target]), token=token)
+    result = any_protocol(path(method), REQUESTS[method](resources[target]), token=token)
+    if result.protocol == "grpc-web" and caller.credential == "oidc":
+        assert result.code == "invalid_argument", result  # cookie sessions speak Connect JSON only
+        return
     assert (result.code or "ok") == expected(caller, method, target), result
     if result.code is None:
         assert result.status == 200
