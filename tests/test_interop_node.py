@@ -336,6 +336,8 @@ def assert_wire(calls: list[dict], results: dict, protocol: str, binary: bool, g
                     "base64": "1" if binary else None,
                 }, name
                 assert query["message"], name
+                # An authenticated answer to a GET: no shared cache may keep it.
+                assert "private" in response["headers"].get("cache-control", ""), (name, response)
                 assert "transfer-encoding" not in request["headers"], (name, request)
             else:
                 assert request["line"].startswith(f"POST /{call['procedure']} "), name
