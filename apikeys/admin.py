@@ -12,7 +12,7 @@ from django.utils.cache import add_never_cache_headers
 
 from controlplane.admin_site import ReadOnlyPrincipalPermissions, is_console_admin
 from controlplane.auth import Role
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import Namespace
 
 from . import services

@@ -17,7 +17,7 @@ from django.db import connections, router
 from django.utils import timezone
 
 from controlplane.auth import Kind, Principal, Role
-from controlplane.auth.authenticators import AuthenticationFailed
+from controlplane.auth.exceptions import AuthenticationFailed
 
 from . import tokens
 from .models import ApiKey

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import Namespace
 
 from .models import ApiKey

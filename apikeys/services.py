@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from audit.services import record
 from controlplane.auth import Principal, Role
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import Namespace
 from namespaces.services import validate_namespace_name, validate_role
 

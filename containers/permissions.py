@@ -13,7 +13,8 @@ from django.db.models import Model
 from google.protobuf.message import Message
 
 from controlplane.auth import Kind, Role
-from controlplane.rpc import Error, NamespaceRole, Permission
+from controlplane.errors import Error
+from controlplane.rpc import NamespaceRole, Permission
 
 from . import selectors
 

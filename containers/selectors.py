@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from django.db.models import Model
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import Namespace
 
 from .models import EgressGrant, Environment, Job, Sandbox, Workspace

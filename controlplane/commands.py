@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from django.core.management.base import CommandError
 
 from controlplane.auth import Role
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 ROLE_HELP = "VIEWER, OPERATOR or ADMIN (ROLE_ADMIN and admin work too)"
 

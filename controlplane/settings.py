@@ -151,6 +151,9 @@ BEARER_AUTHENTICATORS = [
     "controlplane.auth.oidc.JwtAuthenticator",  # anything not cpk_: a JWT from the identity provider
 ]
 SESSION_AUTHENTICATOR = "controlplane.auth.authenticators.SessionAuthenticator"
+# OIDC groups → {namespace: role}, through the namespaces' group bindings (injected, so that
+# authentication does not import the apps built on it).
+OIDC_ROLE_RESOLVER = "namespaces.selectors.roles_for_groups"
 
 # Human sign-in (OIDC authorization code flow with PKCE; README "Human sign-in").
 # Unset OIDC_ISSUER/OIDC_CLIENT_ID: /auth/login answers `unimplemented`, API keys still work.

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count
 
 from controlplane.admin_site import PrincipalPermissions
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 from . import services
 from .models import QUOTA_FIELDS, GroupBinding, ImagePullSecret, InternalTarget, Namespace

@@ -8,13 +8,14 @@ from connectrpc.request import RequestContext
 
 from apikeys import selectors as key_selectors
 from apikeys import services as key_services
-from apikeys.messages import api_key_to_proto
+from apikeys.converters import api_key_to_proto
 from containers.api.v1 import namespace_pb2 as pb
 from containers.api.v1.namespace_connect import NamespaceServiceSync, NamespaceServiceWSGIApplication
-from controlplane.rpc import AdminOnly, Error, Service, pagination, present_fields, principal_of, rpc
+from controlplane.errors import Error
+from controlplane.rpc import AdminOnly, Service, pagination, present_fields, principal_of, rpc
 
 from . import selectors, services
-from .messages import namespace_to_proto
+from .converters import namespace_to_proto
 
 ADMIN = AdminOnly()
 _JSON_NAMES = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Prefetch, QuerySet
 
 from controlplane.auth import Role
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 from .models import GroupBinding, ImagePullSecret, InternalTarget, Namespace
 

@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 
 from audit.services import record
 from controlplane.auth import Principal, Role
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 from .models import DNS_LABEL, QUOTA_FIELDS, GroupBinding, ImagePullSecret, InternalTarget, Namespace
 

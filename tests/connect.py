@@ -1,6 +1,6 @@
 """What the tests expect of the Connect protocol, written from connectrpc.com/docs/protocol.
 
-Kept apart from controlplane.rpc.codes on purpose: the tests check the code against the
+Kept apart from controlplane.errors.Code on purpose: the tests check the code against the
 spec, not against itself.
 """
 

@@ -14,6 +14,7 @@ import sys
 from connectrpc.client import ResponseMetadata
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError
+from connectrpc.protocol import ProtocolType
 from google.protobuf import field_mask_pb2, json_format
 from google.rpc import error_details_pb2
 
@@ -53,13 +54,16 @@ def error_of(call) -> dict:
     return {"code": "ok", "message": "", "details": []}
 
 
-def main(url: str, codec_name: str, admin_key: str, viewer_key: str, namespace: str) -> dict:
+def main(url: str, codec_name: str, admin_key: str, viewer_key: str, namespace: str, protocol: str) -> dict:
     codec = google_protobuf_json_codec() if codec_name == "json" else google_protobuf_binary_codec()
+    protocol_type = ProtocolType.GRPC_WEB if protocol == "grpc-web" else ProtocolType.CONNECT
     recorder = RecordHeaders()
     admin = {"authorization": f"Bearer {admin_key}"}
     out: dict = {}
     # Default send_compression (gzip) and accept_compression: only the codec is chosen here.
-    with NamespaceServiceClientSync(url, codec=codec, interceptors=[recorder], timeout_ms=10_000) as client:
+    with NamespaceServiceClientSync(
+        url, codec=codec, protocol=protocol_type, interceptors=[recorder], timeout_ms=10_000
+    ) as client:
         out["send_compression"] = client._send_compression.name()
 
         with ResponseMetadata() as meta:
@@ -124,4 +128,4 @@ def main(url: str, codec_name: str, admin_key: str, viewer_key: str, namespace: 
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(*sys.argv[1:6])))
+    print(json.dumps(main(*sys.argv[1:7])))

@@ -7,6 +7,9 @@ page on another site cannot send without a CORS preflight this service never gra
 
 from __future__ import annotations
 
+import base64
+from urllib.parse import urlencode
+
 import pytest
 
 from containers.api.v1 import namespace_pb2 as pb
@@ -90,3 +93,32 @@ def test_bearer_calls_may_use_the_binary_codec_cross_site(rpc, admin_key):
     result = rpc(GET, data=data, content_type="application/proto", token=admin_key, headers={"Origin": "https://x.io"})
     assert result.status == 200
     assert pb.Namespace.FromString(result.raw).namespace == "team-a"
+
+
+def _get_query(encoding: str) -> str:
+    if encoding == "json":
+        return urlencode({"connect": "v1", "encoding": "json", "message": '{"namespace":"team-a"}'})
+    message = base64.urlsafe_b64encode(pb.GetNamespaceRequest(namespace="team-a").SerializeToString()).decode()
+    return urlencode({"connect": "v1", "encoding": "proto", "base64": "1", "message": message.rstrip("=")})
+
+
+def test_cookie_calls_may_use_connect_get_with_json(rpc, signed_in):
+    result = rpc(GET, method="GET", data=b"", query=_get_query("json"), headers={"Sec-Fetch-Site": "same-origin"})
+    assert result.status == 200, result
+    assert result.body["namespace"] == "team-a"
+    assert "no-store" in result.response["Cache-Control"]
+
+
+def test_cookie_calls_may_not_use_connect_get_with_proto(rpc, signed_in):
+    result = rpc(GET, method="GET", data=b"", query=_get_query("proto"), headers={"Sec-Fetch-Site": "same-origin"})
+    assert_error(result, "invalid_argument")
+    assert result.body["message"].startswith("Content-Type:")
+
+
+def test_cross_site_connect_get_is_refused(rpc, signed_in):
+    result = rpc(GET, method="GET", data=b"", query=_get_query("json"), headers={"Sec-Fetch-Site": "cross-site"})
+    assert_error(result, "permission_denied")
+
+
+def test_connect_get_without_a_credential_is_unauthenticated(rpc, namespace):
+    assert_error(rpc(GET, method="GET", data=b"", query=_get_query("json")), "unauthenticated")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import logging
@@ -12,6 +13,7 @@ import pytest
 import zstandard
 from django.db import connection
 from google.protobuf import json_format, message_factory
+from google.rpc import error_details_pb2
 
 from containers.api.v1 import namespace_pb2 as pb
 from namespaces.models import Namespace
@@ -401,3 +403,17 @@ def test_unexpected_exception_is_internal_logged_and_leaks_nothing(call, testing
     logged = [r for r in caplog.records if r.name == "controlplane.rpc" and r.levelno == logging.ERROR]
     assert len(logged) == 1 and logged[0].exc_info[0] is RuntimeError
     assert "tests.v1.TestingService/Crash" in logged[0].getMessage()
+
+
+def test_error_details_carry_type_value_and_debug(call):
+    # Seed 001 §7: {code, message, details: [{type, value, debug}]}; value is unpadded base64.
+    result = call(GET, {"namespace": "Not_A_Label"})
+    assert_error(result, "invalid_argument")
+    (detail,) = result.body["details"]
+    assert detail["type"] == "google.rpc.BadRequest"
+    value = error_details_pb2.BadRequest.FromString(
+        base64.b64decode(detail["value"] + "=" * (-len(detail["value"]) % 4))
+    )
+    assert [v.field for v in value.field_violations] == ["namespace"]
+    assert "=" not in detail["value"]
+    assert detail["debug"] == json_format.MessageToDict(value)

@@ -11,7 +11,7 @@ from django.db.models.expressions import RawSQL
 
 from apikeys.services import issue_agent_key
 from controlplane.auth import Kind, Principal, Role
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from tests.conftest import SYSTEM
 from tests.uploads_factory import LIST, add, ids, make_bucket, record
 from uploads import selectors

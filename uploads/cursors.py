@@ -12,7 +12,8 @@ from datetime import datetime
 
 from django.utils.dateparse import parse_datetime
 
-from controlplane.rpc import Error, pagination
+from controlplane.errors import Error
+from controlplane.rpc import pagination
 
 from .query import ListQuery
 

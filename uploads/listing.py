@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.utils import timezone
 
 from controlplane.auth import Principal
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from uploads.api.v1 import uploads_pb2 as pb
 
 from . import cursors, query, selectors

@@ -4,7 +4,8 @@ in the bucket's namespace; admins everywhere."""
 from __future__ import annotations
 
 from controlplane.auth import Kind, Role
-from controlplane.rpc import Error, Permission
+from controlplane.errors import Error
+from controlplane.rpc import Permission
 
 from . import selectors
 

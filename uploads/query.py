@@ -11,7 +11,8 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from controlplane.rpc import Error, pagination
+from controlplane.errors import Error
+from controlplane.rpc import pagination
 from uploads.api.v1 import uploads_pb2 as pb
 
 MAX_PATH = 4096

@@ -15,7 +15,7 @@ from django.db.models.base import ModelState
 from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from uploads.api.v1 import uploads_pb2 as pb
 
 from .models import Alias, Integration, MetaUpload, Upload

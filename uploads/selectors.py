@@ -13,7 +13,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Left
 
 from controlplane.auth import Principal, Role
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from uploads.api.v1 import uploads_pb2 as pb
 
 from .cursors import Position

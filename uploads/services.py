@@ -12,7 +12,7 @@ from google.protobuf import json_format
 
 from audit.services import record as audit
 from controlplane.auth import Principal
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import Namespace
 from namespaces.services import validate_namespace_name
 from uploads.api.v1 import uploads_pb2 as pb

@@ -2,7 +2,7 @@ from containers.api.v1 import egress_pb2 as pb
 from containers.api.v1.egress_connect import EgressServiceSync, EgressServiceWSGIApplication
 from controlplane.rpc import AdminOnly, Service, principal_of, rpc
 
-from ..messages import event_to_proto, grant_to_proto
+from ..converters import event_to_proto, grant_to_proto
 from ..models import EgressEvent, EgressGrant, Sandbox
 from ..permissions import AgentScoped, operator, viewer
 from ..services import egress

@@ -3,7 +3,7 @@ from containers.api.v1.environment_connect import EnvironmentServiceSync, Enviro
 from controlplane.rpc import Service, principal_of, rpc
 
 from .. import selectors
-from ..messages import environment_to_proto
+from ..converters import environment_to_proto
 from ..models import Environment
 from ..permissions import operator, viewer
 from ..services import environments

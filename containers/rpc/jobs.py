@@ -3,7 +3,7 @@ from containers.api.v1.job_connect import JobServiceSync, JobServiceWSGIApplicat
 from controlplane.rpc import Service, principal_of, rpc
 
 from .. import selectors
-from ..messages import job_to_proto
+from ..converters import job_to_proto
 from ..models import Job
 from ..permissions import operator, viewer
 from ..services import jobs

@@ -3,7 +3,7 @@ from containers.api.v1.sandbox_connect import SandboxServiceSync, SandboxService
 from controlplane.rpc import Service, principal_of, rpc
 
 from .. import selectors
-from ..messages import sandbox_to_proto
+from ..converters import sandbox_to_proto
 from ..models import Sandbox
 from ..permissions import operator, viewer
 from ..services import sandboxes

@@ -3,7 +3,7 @@ from containers.api.v1.workspace_connect import WorkspaceServiceSync, WorkspaceS
 from controlplane.rpc import Service, principal_of, rpc
 
 from .. import selectors
-from ..messages import workspace_to_proto
+from ..converters import workspace_to_proto
 from ..models import Workspace
 from ..permissions import AgentScoped, operator, viewer
 from ..services import workspaces

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import Namespace
 from namespaces.services import json_name, lock_namespace
 

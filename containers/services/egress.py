@@ -17,7 +17,7 @@ from django.db import transaction
 
 from audit.services import record
 from controlplane.auth import Principal
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.models import DNS_LABEL, InternalTarget
 
 from .. import selectors

@@ -4,7 +4,7 @@ from django.db import transaction
 
 from audit.services import record
 from controlplane.auth import Principal
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.services import validate_namespace_name
 
 from .. import backends, selectors

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from audit.services import record
 from controlplane.auth import Principal
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 from .. import backends, selectors
 from ..ids import new_id

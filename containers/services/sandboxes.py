@@ -5,7 +5,7 @@ from django.db import transaction
 from apikeys.services import issue_agent_key, revoke_api_key
 from audit.services import record
 from controlplane.auth import Principal, Role
-from controlplane.rpc import Error
+from controlplane.errors import Error
 
 from .. import backends, selectors
 from ..ids import new_id, new_secret

@@ -13,11 +13,11 @@ from functools import cache
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from . import oidc
+from .exceptions import AuthenticationFailed
 from .principal import Kind, Principal
 
-
-class AuthenticationFailed(Exception):
-    """The credential was presented but is not valid; the message is safe to show."""
+__all__ = ["AuthenticationFailed", "SessionAuthenticator", "authenticate"]
 
 
 @cache
@@ -77,8 +77,6 @@ class SessionAuthenticator:
         }
 
     def authenticate(self, request) -> Principal:
-        from . import oidc
-
         user = getattr(request, "user", None)
         if user is None or not user.is_authenticated:
             raise AuthenticationFailed("session is missing, expired or signed out")

@@ -12,6 +12,7 @@ having been granted or membership of the platform-admin group.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
@@ -21,7 +22,9 @@ from dataclasses import dataclass
 import jwt
 import requests
 from django.conf import settings
+from django.utils.module_loading import import_string
 
+from .exceptions import AuthenticationFailed
 from .principal import Kind, Principal
 
 # Only asymmetric algorithms: a token is never verified with a shared secret or unsigned.
@@ -231,9 +234,15 @@ def is_admin(groups: Iterable[str], scopes: Iterable[str]) -> bool:
     return bool((admin_scope and admin_scope in scopes) or (admin_group and admin_group in groups))
 
 
-def principal_for(identity: Identity, *, via: str) -> Principal:
-    from namespaces.selectors import roles_for_groups
+@functools.cache
+def _role_resolver(dotted: str):
+    return import_string(dotted)
 
+
+def principal_for(identity: Identity, *, via: str) -> Principal:
+    # The role mapping lives with the namespace bindings; it is injected (OIDC_ROLE_RESOLVER)
+    # so that authentication does not import the apps that depend on it.
+    roles_for_groups = _role_resolver(settings.OIDC_ROLE_RESOLVER)
     return Principal(
         kind=Kind.USER,
         roles=roles_for_groups(identity.groups),
@@ -260,8 +269,6 @@ class JwtAuthenticator:
         return not token.startswith("cpk_")
 
     def authenticate(self, token: str) -> Principal:
-        from .authenticators import AuthenticationFailed
-
         if not is_configured():
             raise AuthenticationFailed("bearer tokens other than API keys need OIDC, which is not configured")
         try:

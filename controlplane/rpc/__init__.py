@@ -1,8 +1,8 @@
 """RPC services on the connectrpc runtime: declare services, check permissions, map errors."""
 
-from .codes import Code
+from controlplane.errors import Code, Error
+
 from .context import present_fields, principal_of
-from .errors import Error
 from .permissions import AdminOnly, NamespaceRole, Permission
 from .service import Service, rpc
 

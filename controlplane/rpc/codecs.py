@@ -14,8 +14,10 @@ from connectrpc.compat import google_protobuf_binary_codec
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from controlplane.errors import Error
+
 from .context import _current
-from .errors import Error, to_connect_error
+from .errors import to_connect_error
 
 MAX_JSON_DEPTH = 64
 

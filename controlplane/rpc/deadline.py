@@ -12,7 +12,7 @@ import time
 
 from django.db import connection
 
-from .errors import Error
+from controlplane.errors import Error
 
 # PostgreSQL's statement_timeout is an int of milliseconds (about 24.8 days at most),
 # while Connect-Timeout-Ms allows 10 digits: longer deadlines are capped, not refused.

@@ -21,10 +21,11 @@ from django.db import DatabaseError, transaction
 from google.protobuf.message import Message
 
 from controlplane.auth.origin import is_same_origin_request
+from controlplane.errors import Error
 
 from . import context
 from .deadline import database_deadline, is_cancellation
-from .errors import Error, to_connect_error
+from .errors import to_connect_error
 from .permissions import Permission
 from .validation import validate_request
 

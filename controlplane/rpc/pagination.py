@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from django.core import signing
 
-from .errors import Error
+from controlplane.errors import Error
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from google.protobuf.message import Message
 
 from controlplane.auth import Principal, Role
-
-from .errors import Error
+from controlplane.errors import Error
 
 
 class Permission:

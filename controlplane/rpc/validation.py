@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from .errors import Error
+from controlplane.errors import Error
 
 
 def validate_request(message: Message) -> None:

@@ -32,9 +32,12 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     if _is_grpc(request.content_type) and send_trailers is None:
         # gRPC proper over HTTP/1.1 (or a server without trailers): Connect and gRPC-Web work here.
         return HttpResponse(status=415, headers={"Accept-Post": ACCEPT_POST})
-    body = DrainLimitedInput(
-        request.environ["wsgi.input"], settings.RPC_MAX_REQUEST_BYTES + 1 if _has_body(request) else 0
-    )
+    # Our methods are unary; reflection is a stream, answered while the request stream is read.
+    streaming = service in REFLECTION_SERVICES
+    limit = settings.RPC_MAX_REQUEST_BYTES + 1 if _has_body(request) else 0
+    # A stream's reader must not wait for more than the client has sent: it may be waiting
+    # for our answer before it sends more (grpc reflection clients do).
+    body = DrainLimitedInput(request.environ["wsgi.input"], limit, step=1 if streaming else None)
     environ = {
         **request.environ,
         "wsgi.input": body,
@@ -48,8 +51,6 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     def start_response(status, headers, exc_info=None):
         started.update(status=int(status.split(" ", 1)[0]), headers=headers)
 
-    # Our methods are unary; reflection is a stream, answered while the request stream is read.
-    streaming = service in REFLECTION_SERVICES
     with serving(request):
         chunks = application(environ, start_response)
         if not streaming:
@@ -89,16 +90,18 @@ class DrainLimitedInput:
     stays usable. Past `limit` it stops: the client is told the connection closes.
     """
 
-    def __init__(self, stream, limit: int):
+    def __init__(self, stream, limit: int, step: int | None = None):
         self.stream = stream
-        self.remaining = limit
+        self.limit = self.remaining = limit
+        self.step = step or limit
         self.abandoned = False
 
     def read(self, size: int = -1) -> bytes:
         if self.remaining <= 0:
-            self.abandoned = self.abandoned or bool(self.stream.read(1))
+            # Past the limit: is there more? (A request without a body has nothing to ask.)
+            self.abandoned = self.abandoned or (self.limit > 0 and bool(self.stream.read(1)))
             return b""
-        size = self.remaining if size is None or size < 0 else min(size, self.remaining)
+        size = min(self.step, self.remaining if size is None or size < 0 else min(size, self.remaining))
         data = self.stream.read(size)
         self.remaining -= len(data)
         return data

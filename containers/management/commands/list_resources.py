@@ -1,8 +1,8 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from containers import selectors
 from containers.models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
-from controlplane.rpc import Error
+from controlplane.commands import service_errors
 
 # kind → (model, columns: header → value of a row)
 KINDS = {
@@ -31,11 +31,9 @@ class Command(BaseCommand):
             model, columns = KINDS[name]
             self.stdout.write(f"# {name}")
             self.stdout.write("\t".join(columns))
-            try:
+            with service_errors():
                 for row in _all_rows(model, namespace):
                     self.stdout.write("\t".join(_text(getattr(row, attr)) for attr in columns.values()))
-            except Error as exc:
-                raise CommandError(exc.message) from None
 
 
 def _all_rows(model, namespace):

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.auth import Principal, Role
 from controlplane.commands import ROLE_HELP, command_error
-from controlplane.rpc import Error
+from controlplane.errors import Error
 from namespaces.services import Binding, set_group_bindings
 
 _GROUP_FIELD = re.compile(r"^groups\[(\d+)\]\.\w+: (.*)$", re.DOTALL)

@@ -1,16 +1,12 @@
 """--bucket for the upload commands: a bucket id, or NAMESPACE/NAME."""
 
-from django.core.management.base import CommandError
-
-from controlplane.rpc import Error
+from controlplane.commands import service_errors
 from uploads.selectors import get_bucket
 
 
 def bucket_argument(text: str):
-    try:
+    with service_errors():
         if "/" in text:
             namespace, _, name = text.partition("/")
             return get_bucket(namespace=namespace, name=name)
         return get_bucket(bucket_id=text)
-    except Error as exc:
-        raise CommandError(exc.message) from None

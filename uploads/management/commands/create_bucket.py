@@ -1,7 +1,7 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from controlplane.auth import Principal
-from controlplane.rpc import Error
+from controlplane.commands import service_errors
 from uploads.services import create_bucket
 
 
@@ -13,8 +13,6 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args, namespace, name, **options):
-        try:
+        with service_errors():
             bucket = create_bucket(actor=Principal.system(), namespace=namespace, name=name)
-        except Error as exc:
-            raise CommandError(exc.message) from None
         self.stdout.write(str(bucket.pk))

@@ -1,7 +1,7 @@
 """Model → protobuf message conversion for containers resources."""
 
 from containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
-from namespaces.messages import timestamp
+from namespaces.converters import timestamp
 
 from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 

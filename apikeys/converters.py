@@ -1,7 +1,7 @@
 """Model → protobuf message conversion for API keys."""
 
 from containers.api.v1 import namespace_pb2 as pb
-from namespaces.messages import timestamp
+from namespaces.converters import timestamp
 
 from .models import ApiKey
 
