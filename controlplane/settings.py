@@ -35,7 +35,7 @@ INSTALLED_APPS = [
     "audit",
     "namespaces",
     "apikeys",
-    "containers",
+    "workloads",  # app label "containers"
     "uploads",
 ]
 
@@ -128,11 +128,11 @@ RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.
 RPC_SERVICES = [
     "namespaces.rpc.NamespaceService",
-    "containers.rpc.jobs.JobService",
-    "containers.rpc.sandboxes.SandboxService",
-    "containers.rpc.environments.EnvironmentService",
-    "containers.rpc.workspaces.WorkspaceService",
-    "containers.rpc.egress.EgressService",
+    "workloads.rpc.jobs.JobService",
+    "workloads.rpc.sandboxes.SandboxService",
+    "workloads.rpc.environments.EnvironmentService",
+    "workloads.rpc.workspaces.WorkspaceService",
+    "workloads.rpc.egress.EgressService",
     "uploads.rpc.BucketUploadsService",
 ]
 

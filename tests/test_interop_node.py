@@ -26,11 +26,11 @@ import google.rpc
 import pytest
 
 from apikeys.services import issue_api_key, revoke_api_key
-from containers.services.jobs import run_job
 from controlplane.auth import Role
 from namespaces.services import create_namespace
 from tests.conftest import ROOT, SYSTEM
 from tests.uploads_factory import LIST, T0, add, bool_kv, iso, make_bucket, record, string_kv
+from workloads.services.jobs import run_job
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-"""In-process backends for tests: real implementations of containers.backends' interfaces
+"""In-process backends for tests: real implementations of workloads.backends' interfaces
 that keep what they were handed, as a runtime would, so tests can look at it."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 from django.test import override_settings
 
-from containers import backends as containers_backends
+from workloads import backends as containers_backends
 
 BACKEND_SETTINGS = {
     "CONTAINERS_JOB_BACKEND": "tests.containers.backends.RecordingJobBackend",

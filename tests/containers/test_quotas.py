@@ -7,9 +7,9 @@ import pytest
 from django.db import connections
 from django.test import Client
 
-from containers.models import Sandbox
 from controlplane.auth import Role
 from namespaces.services import update_namespace
+from workloads.models import Sandbox
 
 from .world import SYSTEM, path
 

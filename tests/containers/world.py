@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
-from containers.services import egress, environments, jobs, sandboxes, workspaces
 from controlplane.auth import Principal
 from namespaces.services import create_namespace
+from workloads.services import egress, environments, jobs, sandboxes, workspaces
 
 SYSTEM = Principal.system("tests")
 OWN, OTHER = "team-a", "team-b"

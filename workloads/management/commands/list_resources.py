@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
-from containers import selectors
-from containers.models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 from controlplane.commands import service_errors
+from workloads import selectors
+from workloads.models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
 
 # kind → (model, columns: header → value of a row)
 KINDS = {

@@ -1,1 +1,0 @@
-"""containers.api.v1 services: thin views over containers.services and containers.selectors."""

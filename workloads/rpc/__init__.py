@@ -1,0 +1,1 @@
+"""containers.api.v1 services: thin views over workloads.services and workloads.selectors."""
