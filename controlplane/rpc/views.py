@@ -60,7 +60,8 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     else:
         response = HttpResponse(content, status=started["status"])
     for name, value in started["headers"]:
-        response[name] = value
+        if value != "identity":  # content-encoding: identity says nothing (connect-go leaves it out)
+            response[name] = value
     # Authenticated answers (Connect GET included) are for this caller only.
     response["Cache-Control"] = "private, no-store"
     if body.abandoned and not request.environ.get("SERVER_SOFTWARE", "").startswith("WSGIServer/"):
