@@ -23,10 +23,16 @@ class JobAdmin(ReadOnlyAdmin):
 
 @admin.register(Sandbox)
 class SandboxAdmin(ReadOnlyAdmin):
-    list_display = ["sandbox_id", "namespace", "image", "workspace", "agent_key_id", "created_at"]
+    # Ids only: a row of unbreakable ids must fit 1280 px whatever their glyphs (the workspace's
+    # name is on its own page).
+    list_display = ["sandbox_id", "namespace", "image", "workspace_ref", "agent_key_id", "created_at"]
     list_select_related = ["namespace", "workspace", "agent_key"]
     search_fields = ["sandbox_id", "image"]
     exclude = ["app_key"]  # readable through GetAppKey by operators, not on every admin page
+
+    @admin.display(description="workspace")
+    def workspace_ref(self, obj):
+        return obj.workspace.workspace_id if obj.workspace else None
 
     @admin.display(description="agent key")
     def agent_key_id(self, obj):
