@@ -8,13 +8,14 @@ Changes to the psycopg pool Django builds:
 - a lost connection is retried every DATABASE_POOL_RECONNECT_INTERVAL seconds instead of
   with psycopg_pool's exponential backoff (1, 2, 4 ... 16 s), so the service recovers within
   that interval of the database returning, however long it was away.
-Connections are checked before they are handed out (ConnectionPool.check_connection), so
-calls after a database restart do not get a dead connection.
+Connections are checked before they are handed out (`check_connection`), so calls after a
+database restart do not get a dead connection, at no round trip for a healthy one.
 """
 
 from __future__ import annotations
 
 import logging
+import select
 
 from django.conf import settings
 from django.db.backends.base.base import NO_DB_ALIAS
@@ -25,6 +26,21 @@ from psycopg_pool.base import AttemptWithBackoff
 from ..arrival import remaining_seconds
 
 logger = logging.getLogger("controlplane.faults")
+
+
+def check_connection(conn) -> None:
+    """The pool's check before handing out a connection: raises if it is unusable.
+
+    An idle connection has nothing to read; one whose socket is readable was closed by the
+    server (a restart, an idle timeout: EOF or a FATAL message) or holds a notice. Only then
+    is it checked with a round trip (psycopg_pool's own check), so a healthy connection costs
+    a poll of its socket, not a query.
+    """
+    if conn.closed or conn.broken:
+        raise OSError("connection is closed")
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        ConnectionPool.check_connection(conn)
 
 
 class _SteadyRetry(AttemptWithBackoff):
@@ -80,7 +96,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 kwargs=kwargs,
                 open=False,
                 configure=self._configure_connection,
-                check=ConnectionPool.check_connection,
+                check=check_connection,
                 **({} if options is True else options),
             )
             self._connection_pools.setdefault(self.alias, pool)
