@@ -55,10 +55,12 @@ def _classify(exc: Exception, procedure: str) -> Error:
 
 def error_response(exc: Exception) -> HttpResponse:
     """The Connect error body the runtime writes, for the few routes outside it (/auth/*)."""
-    wire = ConnectWireError.from_exception(to_connect_error(exc))
+    # Classified once, so an outage met outside the runtime carries Retry-After too.
+    error = exc if isinstance(exc, ConnectError | Error) else _classify(exc, "")
+    wire = ConnectWireError.from_exception(to_connect_error(error))
     response = HttpResponse(wire.to_json_bytes(), status=wire.to_http_status().code, content_type="application/json")
-    if isinstance(exc, Error) and exc.retry_after is not None:
-        response["Retry-After"] = str(exc.retry_after)
+    if getattr(error, "retry_after", None) is not None:
+        response["Retry-After"] = str(error.retry_after)
     return response
 
 

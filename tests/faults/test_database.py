@@ -1,5 +1,6 @@
 """Which database errors are outages (controlplane/faults/database.py): real errors, real drivers."""
 
+import json
 import sqlite3
 
 import psycopg
@@ -8,6 +9,7 @@ from django.db import DatabaseError, IntegrityError, OperationalError
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from controlplane.faults.database import unavailable_error
+from controlplane.rpc.errors import error_response
 from tests.live import free_port
 
 
@@ -69,3 +71,14 @@ def test_outages_are_unavailable_with_retry_after(cause):
 )
 def test_other_errors_are_not_outages(exc):
     assert unavailable_error(exc) is None
+
+
+def test_an_outage_outside_the_runtime_answers_unavailable_with_retry_after():
+    # /auth/* and the shedding middleware write errors with rpc.errors.error_response.
+    try:
+        raise OperationalError("pool timeout") from PoolTimeout("no connection in time")
+    except OperationalError as exc:
+        response = error_response(exc)
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert json.loads(response.content)["code"] == "unavailable"
