@@ -28,6 +28,8 @@ class Call:
     # When the view took the request (wall clock), to count the time it queued before.
     dispatched: float = field(default_factory=time.time)
     retry_after: int | None = None  # seconds, for the Retry-After header of an unavailable answer
+    # Rows looked up during this call, by key (see `looked_up`).
+    lookups: dict = field(default_factory=dict)
 
 
 _current: ContextVar[Call | None] = ContextVar("controlplane_rpc_call", default=None)
@@ -82,6 +84,19 @@ def call_deadline(ctx: RequestContext) -> float | None:
     call = call_of(ctx)
     arrived = call.http_request.META.get(ARRIVAL_KEY, call.dispatched)
     return time.monotonic() + remaining_ms / 1000 - max(0.0, call.dispatched - arrived)
+
+
+def looked_up(key, load):
+    """`load()` once per call: an authorizer's lookup of a resource and the handler's share the row.
+
+    Outside an RPC (commands, the console) it simply loads. A failed load is not remembered.
+    """
+    call = _current.get()
+    if call is None:
+        return load()
+    if key not in call.lookups:
+        call.lookups[key] = load()
+    return call.lookups[key]
 
 
 def note_retry_after(seconds: int) -> None:
