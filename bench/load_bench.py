@@ -23,11 +23,13 @@ import os
 import platform
 import secrets
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -127,13 +129,14 @@ def wrk_command(url: str, connections: int, duration: float, wrk: str = "wrk") -
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--uploads", type=int, default=1_000_000, help="uploads in the listed bucket")
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds of load per level")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds of load per level and round")
+    parser.add_argument("--rounds", type=int, default=3, help="passes over every level and configuration")
     parser.add_argument(
         "--connections", default="1,4,16,64", type=lambda s: [int(n) for n in s.split(",")], help="levels"
     )
     parser.add_argument(
         "--configs",
-        default="sync:2,sync:5,gthread:2x4,gthread:3x3",
+        default="sync:2,sync:3,sync:5,gthread:2x4,gthread:4x2",
         type=lambda s: [ServerConfig.parse(part) for part in s.split(",")],
         help="gunicorn configurations: sync:WORKERS, gthread:WORKERSxTHREADS",
     )
@@ -261,37 +264,53 @@ def write_plan(directory: Path, methods: list[Method], keys: dict[str, str]) -> 
 
 @dataclass
 class Level:
+    """One configuration at one connection count, over every round."""
+
     config: ServerConfig
     connections: int
-    result: dict
-    db_connections: int
-
-    @property
-    def seconds(self) -> float:
-        return self.result["duration_us"] / 1e6
+    rounds: list[dict] = field(default_factory=list)  # mixed.lua's LOAD-RESULT of each round
+    db_connections: int = 0
 
     @property
     def rate(self) -> float:
-        return self.result["requests"] / self.seconds
+        return sum(r["requests"] for r in self.rounds) / (sum(r["duration_us"] for r in self.rounds) / 1e6)
+
+    @property
+    def rates(self) -> list[float]:
+        return [r["requests"] / (r["duration_us"] / 1e6) for r in self.rounds]
+
+    def latency_ms(self, name: str) -> float:
+        """The median over rounds of a round's percentile: one round slowed by the rest of the
+        machine does not decide it."""
+        return statistics.median(r[name] for r in self.rounds) / 1000
+
+    @property
+    def statuses(self) -> Counter:
+        return sum((Counter(r["statuses"]) for r in self.rounds), Counter())
 
     @property
     def non_2xx(self) -> dict[str, int]:
-        return {key: n for key, n in self.result["statuses"].items() if not key.split()[-1].startswith("2")}
+        return {key: n for key, n in self.statuses.items() if not key.split()[-1].startswith("2")}
 
     @property
     def socket_errors(self) -> dict[str, int]:
         kinds = ("connect_errors", "read_errors", "write_errors", "timeouts")
-        return {kind: self.result[kind] for kind in kinds if self.result[kind]}
+        totals = {kind: sum(r[kind] for r in self.rounds) for kind in kinds}
+        return {kind: n for kind, n in totals.items() if n}
 
     @property
     def errors(self) -> int:
         return sum(self.non_2xx.values()) + sum(self.socket_errors.values())
 
-    def per_method(self) -> dict[str, int]:
-        totals: dict[str, int] = {}
-        for key, n in self.result["statuses"].items():
-            method = key.split()[0]
-            totals[method] = totals.get(method, 0) + n
+    def method_latency_ms(self, method: str) -> tuple[float, float]:
+        """p50 and p99 of one method (medians over rounds), timed by mixed.lua."""
+        timings = [r["methods"][method] for r in self.rounds if method in r["methods"]]
+        return statistics.median(t["p50_ms"] for t in timings), statistics.median(t["p99_ms"] for t in timings)
+
+    def per_method(self) -> Counter:
+        totals = Counter()
+        for key, n in self.statuses.items():
+            totals[key.split()[0]] += n
         return totals
 
 
@@ -305,58 +324,95 @@ def run_wrk(args, url: str, plan: Path, connections: int, duration: float) -> di
     return json.loads(line.removeprefix("LOAD-RESULT "))
 
 
-def database_connections() -> int:
+def database_connections(application_name: str) -> int:
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s",
+            [application_name],
         )
         return cursor.fetchone()[0]
 
 
-def measure(args, config: ServerConfig, plan: Path) -> list[Level]:
+def resident_mb(pid: int) -> float:
+    """RSS of a gunicorn master and its workers (Linux /proc), in MB."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    total_kb = 0
+    for process in (pid, *map(int, children)):
+        status = Path(f"/proc/{process}/status").read_text()
+        total_kb += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
+    return total_kb / 1024
+
+
+def measure(args, plan: Path) -> tuple[list[Level], dict[ServerConfig, float]]:
+    """Every configuration's gunicorn runs side by side (idle ones cost no CPU), and each level
+    is measured for each configuration in turn: what else loads the machine meanwhile then
+    weighs on every configuration of a level alike, rather than on whichever ran at that time."""
     from tests.live import ServiceProcess
 
-    service = ServiceProcess(workers=config.workers, args=config.gunicorn_args(), env={"DATABASE_POOL": "true"})
-    service.start()
+    services = {}
     try:
-        # Every worker imports its first views and opens its pool before the first level.
-        run_wrk(args, service.url, plan, max(args.connections), min(args.duration, 3))
-        levels = []
-        for connections in args.connections:
-            result = run_wrk(args, service.url, plan, connections, args.duration)
-            levels.append(Level(config, connections, result, database_connections()))
-            print(f"  {config}: {connections} connections done", file=sys.stderr, flush=True)
-        return levels
+        for config in args.configs:
+            # libpq's application_name tells this server's database connections from the others'.
+            env = {
+                "DATABASE_POOL": "true",
+                "PGAPPNAME": f"load-bench {config}",
+                # wrk stamps X-Request-Start as nginx does: queue time counts, and sheds, as behind it.
+                "TRUSTED_PROXIES": "127.0.0.1",
+            }
+            services[config] = ServiceProcess(workers=config.workers, args=config.gunicorn_args(), env=env).start()
+            # Every worker imports its first views and opens its pool before the first level.
+            run_wrk(args, services[config].url, plan, max(args.connections), min(args.duration, 3))
+        levels = {(config, n): Level(config, n) for config in args.configs for n in args.connections}
+        for round_number in range(1, args.rounds + 1):
+            for connections in args.connections:
+                for config, service in services.items():
+                    level = levels[config, connections]
+                    level.rounds.append(run_wrk(args, service.url, plan, connections, args.duration))
+                    level.db_connections = max(level.db_connections, database_connections(f"load-bench {config}"))
+                print(f"  round {round_number}: {connections} connections done", file=sys.stderr, flush=True)
+        memory = {config: resident_mb(service.process.pid) for config, service in services.items()}
+        return list(levels.values()), memory
     finally:
-        service.stop()
+        for service in services.values():
+            service.stop()
 
 
 # --- report -----------------------------------------------------------------------------
 
 
-def print_report(levels: list[Level], header: str) -> None:
+def print_report(levels: list[Level], memory: dict[ServerConfig, float], header: str) -> None:
     print(header)
     print("-" * len(header))
     print(
-        f"{'gunicorn':<14} {'conns':>5} {'req/s':>7} {'p50 ms':>8} {'p99 ms':>8} "
-        f"{'non-2xx':>8} {'sock err':>8} {'pg conns':>8}  mix (responses per method)"
+        f"{'gunicorn':<14} {'conns':>5} {'req/s':>6} {'(rounds)':>15} {'p50 ms':>7} {'p99 ms':>7} {'p99/p50':>7} "
+        f"{'non-2xx':>7} {'sock err':>8} {'pg conns':>8}  responses per method"
     )
     for level in levels:
+        spread = f"{min(level.rates):.0f}-{max(level.rates):.0f}"
+        p50, p99 = level.latency_ms("p50_us"), level.latency_ms("p99_us")
         mix = " ".join(f"{name}={n}" for name, n in sorted(level.per_method().items()))
         print(
-            f"{level.config!s:<14} {level.connections:>5} {level.rate:>7.0f} {level.result['p50_us'] / 1000:>8.1f} "
-            f"{level.result['p99_us'] / 1000:>8.1f} {sum(level.non_2xx.values()):>8} "
-            f"{sum(level.socket_errors.values()):>8} {level.db_connections:>8}  {mix}"
+            f"{level.config!s:<14} {level.connections:>5} {level.rate:>6.0f} {spread:>15} {p50:>7.0f} {p99:>7.0f} "
+            f"{p99 / p50:>7.1f} {sum(level.non_2xx.values()):>7} {sum(level.socket_errors.values()):>8} "
+            f"{level.db_connections:>8}  {mix}"
         )
         for key, n in sorted(level.non_2xx.items()):
-            print(f"{'':<14} {'':>5} {n:>7} × {key}")
+            print(f"{'':<14} {n:>12} × {key}")
         for kind, n in level.socket_errors.items():
-            print(f"{'':<14} {'':>5} {n:>7} × {kind.replace('_', ' ')}")
+            print(f"{'':<14} {n:>12} × {kind.replace('_', ' ')}")
     print()
-    best = max(levels, key=lambda level: (level.connections, level.rate) if not level.errors else (0, 0))
-    print(f"highest req/s at {best.connections} connections without errors: {best.config} ({best.rate:.0f} req/s)")
+    methods = sorted({name for level in levels for name in level.per_method()})
+    print(f"{'p50 / p99 ms by method':<20} " + " ".join(f"{name:>14}" for name in methods))
+    for level in levels:
+        cells = " ".join(f"{p50:>6.0f} /{p99:>6.0f}" for p50, p99 in map(level.method_latency_ms, methods))
+        print(f"{level.config!s:<14} {level.connections:>5} {cells}")
+    print()
+    print("gunicorn RSS after the run (master + workers): " + ", ".join(f"{c} {mb:.0f} MB" for c, mb in memory.items()))
+    for connections in sorted({level.connections for level in levels}):
+        ranked = sorted((lv for lv in levels if lv.connections == connections), key=lambda lv: -lv.rate)
+        print(f"{connections:>3} connections, by req/s: " + ", ".join(f"{lv.config} {lv.rate:.0f}" for lv in ranked))
 
 
 def main(argv=None) -> int:
@@ -383,21 +439,20 @@ def main(argv=None) -> int:
         server = cursor.fetchone()[0].split(" on ")[0]
         cursor.execute("SHOW max_connections")
         max_connections = cursor.fetchone()[0]
-    levels: list[Level] = []
     with tempfile.TemporaryDirectory(prefix="load-bench-") as directory:
         plan = write_plan(Path(directory), workload(bucket_id), keys)
         try:
-            for config in args.configs:
-                levels.extend(measure(args, config, plan))
+            levels, memory = measure(args, plan)
         except RuntimeError as error:  # gunicorn did not start, or wrk failed
             print(f"error: {error}", file=sys.stderr)
             return 2
     print_report(
         levels,
+        memory,
         f"Mixed load (60% ListUploads, 20% GetNamespace, 10% ListJobs, 10% RunJob) — {server} "
         f"(max_connections {max_connections}), database {connection.settings_dict['NAME']}, bucket {seeding}, "
-        f"wrk on the same machine, {args.duration:g} s per level, Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs",
+        f"wrk on the same machine, {args.rounds} rounds of {args.duration:g} s per level, "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs",
     )
     failed = [level for level in levels if level.errors]
     print(
