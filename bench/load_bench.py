@@ -2,15 +2,16 @@
 """Throughput benchmark: a mixed Connect workload against a real gunicorn, driven by wrk.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/controlplane .venv/bin/python bench/load_bench.py \\
-        [--uploads 1000000] [--duration 10] [--connections 1,4,16,64] [--configs sync:5,gthread:2x4]
+        [--uploads 1000000] [--duration 5] [--rounds 3] [--connections 1,4,16,64] [--configs sync:2,gthread:2x4]
 
 Runs on PostgreSQL only, in a database kept beside DATABASE_URL's (`cp_load_<name>`, created and
 migrated when missing), so that a seeded bucket is reused by the next run: seeding a million
-uploads takes minutes. For each gunicorn configuration (deploy/gunicorn.conf.py with the worker
-class, workers and threads overridden, bound to 127.0.0.1) and each connection count, wrk sends
-60% ListUploads (first page of 50), 20% GetNamespace, 10% ListJobs, 10% RunJob (a fresh requestId
-each), each with the least key that may call it (bench/load/mixed.lua), and this prints req/s,
-p50/p99 and every error: non-2xx statuses per method, and wrk's connect/read/write/timeout errors.
+uploads takes minutes. Each gunicorn configuration (deploy/gunicorn.conf.py with the worker class,
+workers and threads overridden, bound to 127.0.0.1) runs side by side with the others; each round
+runs every connection count against each of them in turn. wrk sends 60% ListUploads (first page of
+50), 20% GetNamespace, 10% ListJobs, 10% RunJob (a fresh requestId each), each with the least key
+that may call it (bench/load/mixed.lua), and this prints req/s, p50/p99 (overall and per method)
+and every error: non-2xx statuses per method, and wrk's connect/read/write/timeout errors.
 
 Goal: 0 errors at every level of every configuration. Exit status: 0 met, 1 missed, 2 cannot run.
 """
@@ -253,9 +254,9 @@ def issue_keys() -> dict[str, str]:
 
 
 def write_plan(directory: Path, methods: list[Method], keys: dict[str, str]) -> Path:
+    """The plan mixed.lua reads. It holds bearer tokens: `directory` must be private (mkdtemp's 0700)."""
     plan = directory / "plan.tsv"
     plan.write_text("".join(method.plan_line(keys[method.role]) + "\n" for method in methods))
-    plan.chmod(0o600)  # bearer tokens
     return plan
 
 
