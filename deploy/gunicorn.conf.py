@@ -11,8 +11,12 @@ import os
 
 # Only nginx connects: a Unix socket that nothing else can reach.
 bind = "unix:/run/controlplane/gunicorn.sock"
+# One sync worker per core (bench/LOAD.md): on 2 cores shared with PostgreSQL, more processes
+# added memory (~85 MB each) and database connections, not throughput at 16-64 connections; one
+# accept queue shared by the workers keeps the tail flattest; gthread's `timeout` cannot stop a
+# runaway request.
 worker_class = "sync"
-workers = 2 * multiprocessing.cpu_count() + 1
+workers = multiprocessing.cpu_count()
 # Connections nginx has handed over that no worker has accepted yet. When it is full nginx
 # gets an immediate refusal and answers 502, instead of requests queueing without bound.
 backlog = 64
