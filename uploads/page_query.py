@@ -1,0 +1,266 @@
+"""One page of ListUploads as ONE SQL statement: the uploads, and for each its aliases,
+metaUploads and integration as JSON aggregates (json_agg on PostgreSQL, json_group_array on
+SQLite), so a page costs one round trip whatever its size.
+
+Hand-written SQL rather than the ORM: the statement is fixed apart from its conditions, and
+building it through querysets cost more per page than running it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+
+from django.db import connection
+
+from uploads.api.v1 import uploads_pb2 as pb
+
+from .cursors import Position
+from .models import Upload
+from .query import ListQuery
+from .records import TYPE_NAME
+
+# The upload's columns in the order records_json.record reads them.
+UPLOAD_COLUMNS = (
+    "upload_id",
+    "path",
+    "slug",
+    "url",
+    "content_url",
+    "size_bytes",
+    "tags",
+    "integration_id",
+    "allow_any_extension",
+    "default_slug_extension",
+    "generated_description",
+    "private",
+    "created_at",
+    "updated_at",
+    "author_user_id",
+    "author_username",
+    "last_modified_by_user_id",
+    "last_modified_by_username",
+    "thumbnail_generation_version",
+    "ai_description_generation_version",
+    "ai_tags_generation_version",
+    "virus_scan_generation_version",
+    "ai_description_input_ref",
+    "intent_metadata",
+    "external_path",
+    "order",
+    "is_virtual_file",
+    "integration_hidden",
+    "version",
+    "thumbnail_content_type_urn",
+    "thumbnail_content_type_icon_name",
+    "thumbnail_content_type_icon_url",
+    "metadata_kvs",
+)
+COLUMN_INDEX = {name: i for i, name in enumerate(UPLOAD_COLUMNS)}
+ALIAS_COLUMNS = (
+    "alias_id",
+    "path",
+    "slug",
+    "url",
+    "has_password",
+    "expires_at",
+    "max_uses",
+    "use_count",
+    "allowed_user_ids",
+    "created_at",
+    "external_path",
+)
+META_COLUMNS = ("type_name", "type_n", "type_filename", "metadata_id", "upload_url", "download_url")
+INTEGRATION_COLUMNS = (
+    "integration_id",
+    "name",
+    "oauth_client_id",
+    "folder_behavior",
+    "folder_link_url",
+    "mode",
+    "bucket_launcher_enabled",
+)
+FILTERABLE_TYPES = (pb.METADATA_VALUE_TYPE_STRING, pb.METADATA_VALUE_TYPE_BOOL)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between PostgreSQL and SQLite in these statements."""
+
+    postgresql: bool
+
+    def array(self, columns: str) -> str:
+        return f"json_build_array({columns})" if self.postgresql else f"json_array({columns})"
+
+    def aggregate(self, element: str, order: str) -> str:
+        if self.postgresql:
+            return f"json_agg({element} ORDER BY {order})"
+        return f"json_group_array(json({element}))"  # fed in order by the inner query
+
+    def uuid(self, value: uuid.UUID):
+        return value if self.postgresql else value.hex  # Django keeps UUIDs as 32 hex digits there
+
+    def json(self, column: str) -> str:
+        # SQLite keeps JSON columns as text: json() embeds them as JSON, not as a string.
+        return column if self.postgresql else f"json({column})"
+
+
+def dialect() -> Dialect:
+    return Dialect(connection.vendor == "postgresql")
+
+
+def page_statement(
+    *, bucket, namespaces: list[str] | None, query: ListQuery, position: Position | None, anchor
+) -> tuple[str, list]:
+    """(sql, params) for the page: at most query.page_size + 1 rows, in the requested order.
+    `bucket` (a selectors.BucketScope) or else `namespaces` (None: every bucket) is the scope."""
+    d = dialect()
+    if bucket is not None:
+        # The namespace is known: no join to the bucket for the integration's namespace.
+        source, params = "uploads_upload u", [bucket.namespace_id]
+        namespace_column = "%s AS page_namespace_id"
+    else:
+        source, params = "uploads_upload u JOIN uploads_bucket b ON b.id = u.bucket_id", []
+        namespace_column = "b.namespace_id AS page_namespace_id"
+    where, condition_params = conditions(
+        d, bucket_id=bucket.id if bucket else None, namespaces=namespaces, query=query, anchor=anchor
+    )
+    params += condition_params
+    column = _quote(query.sort_by)
+    if position is not None:
+        # A row-value comparison: an index range bound (the seek), never an OFFSET.
+        where.append(f"(u.{column}, u.upload_id) {'<' if query.descending else '>'} (%s, %s)")
+        params += [_db_value(query.sort_by, position.value), position.upload_id]
+    direction = "DESC" if query.descending else "ASC"
+    order = f"{column} {direction}, upload_id {direction}"
+    selected = ", ".join(f"u.{_quote(c)}" for c in UPLOAD_COLUMNS)
+    # The inner query picks the page; the aggregates run for its rows only.
+    inner = (
+        f"SELECT u.*, {namespace_column} FROM {source}"  # noqa: S608 (fixed identifiers)
+        f" WHERE {' AND '.join(where) or 'TRUE'} ORDER BY u.{order} LIMIT %s"
+    )
+    params.append(query.page_size + 1)
+    sql = (
+        f"SELECT {selected}, ({_aliases(d)}), ({_metas(d)}), ({_integration(d)})"  # noqa: S608
+        f" FROM ({inner}) u ORDER BY u.{order}"
+    )
+    return sql, params
+
+
+def conditions(d: Dialect, *, bucket_id, namespaces, query: ListQuery, anchor) -> tuple[list[str], list]:
+    where: list[str] = []
+    params: list = []
+    if bucket_id is not None:
+        where.append("u.bucket_id = %s")
+        params.append(d.uuid(bucket_id))
+    elif namespaces is not None:
+        where.append(
+            "b.namespace_id IN (SELECT n.id FROM namespaces_namespace n WHERE n.name IN"  # noqa: S608 (fixed identifiers; values are parameters)
+            f" ({', '.join(['%s'] * len(namespaces)) or 'NULL'}))"
+        )
+        params += namespaces
+    if query.path:
+        folder = query.path + "/"
+        if d.postgresql:
+            where.append("(u.path = %s OR u.path LIKE %s)")
+            params += [query.path, _like_prefix(folder)]
+        else:
+            # SQLite's LIKE ignores case: the substr() equality keeps the filter case-sensitive.
+            where.append("(u.path = %s OR (u.path LIKE %s ESCAPE '\\' AND substr(u.path, 1, %s) = %s))")
+            params += [query.path, _like_prefix(folder), len(folder), folder]
+    low, high = query.created_range(anchor)
+    if low is not None:
+        where.append("u.created_at >= %s")
+        params.append(connection.ops.adapt_datetimefield_value(low))
+    if high is not None:
+        where.append("u.created_at <= %s")
+        params.append(connection.ops.adapt_datetimefield_value(high))
+    if query.slug_prefix:
+        where.append("u.slug_folded LIKE %s" + ("" if d.postgresql else " ESCAPE '\\'"))
+        params.append(_like_prefix(query.slug_prefix))
+        if not d.postgresql:
+            where.append("substr(u.slug_folded, 1, %s) = %s")
+            params += [len(query.slug_prefix), query.slug_prefix]
+    if query.tags:
+        _tags(d, query.tags, where, params)
+    if query.metadata:
+        _metadata(d, query, where, params)
+    return where, params
+
+
+def _tags(d: Dialect, tags: tuple[str, ...], where: list, params: list) -> None:
+    if d.postgresql:
+        where.append("u.tags @> %s::jsonb")  # GIN (jsonb_path_ops)
+        params.append(json.dumps(list(tags)))
+        return
+    # One condition whatever the number of tags (up to 1000): all must be among the row's.
+    where.append(
+        "(SELECT COUNT(DISTINCT t.value) FROM json_each(u.tags) AS t"
+        " WHERE t.value IN (SELECT value FROM json_each(%s))) = %s"
+    )
+    params += [json.dumps(list(tags)), len(tags)]
+
+
+def _metadata(d: Dialect, query: ListQuery, where: list, params: list) -> None:
+    if d.postgresql:
+        wanted = [
+            {"key": m.key, "valueType": TYPE_NAME[m.value_type], "value": {_value_key(m.value_type): m.value}}
+            for m in query.metadata
+        ]
+        where.append("u.metadata_kvs @> %s::jsonb")  # GIN (jsonb_path_ops)
+        params.append(json.dumps(wanted))
+        return
+    for m in query.metadata:
+        where.append(
+            "EXISTS (SELECT 1 FROM json_each(u.metadata_kvs) AS m"  # noqa: S608 (fixed identifiers; values are parameters)
+            " WHERE json_extract(m.value, '$.key') = %s AND json_extract(m.value, '$.valueType') = %s"
+            f" AND json_extract(m.value, '$.value.{_value_key(m.value_type)}') = %s)"
+        )
+        params += [m.key, TYPE_NAME[m.value_type], m.value]
+
+
+def _aliases(d: Dialect) -> str:
+    columns = [d.json("a.allowed_user_ids") if c == "allowed_user_ids" else f"a.{c}" for c in ALIAS_COLUMNS]
+    return _children(d, "uploads_alias a", "a", columns)
+
+
+def _metas(d: Dialect) -> str:
+    return _children(d, "uploads_metaupload m", "m", [f"m.{c}" for c in META_COLUMNS])
+
+
+def _children(d: Dialect, table: str, alias: str, columns: list[str]) -> str:
+    """The upload's child rows, in their record order, as one JSON array of arrays."""
+    element = d.array(", ".join(columns))
+    if d.postgresql:
+        return f"SELECT {d.aggregate(element, alias + '.position')} FROM {table} WHERE {alias}.upload_id = u.upload_id"  # noqa: S608 (fixed identifiers)
+    return (
+        f"SELECT {d.aggregate('e', '')} FROM (SELECT {element} AS e FROM {table}"  # noqa: S608 (fixed identifiers)
+        f" WHERE {alias}.upload_id = u.upload_id ORDER BY {alias}.position)"
+    )
+
+
+def _integration(d: Dialect) -> str:
+    # The row of the upload's own namespace (integrations are per namespace).
+    element = d.array(", ".join(f"i.{c}" for c in INTEGRATION_COLUMNS))
+    return (
+        f"SELECT {element} FROM uploads_integration i"  # noqa: S608 (fixed identifiers; values are parameters)
+        " WHERE i.namespace_id = u.page_namespace_id AND i.integration_id = u.integration_id"
+    )
+
+
+def _value_key(value_type: int) -> str:
+    return "stringValue" if value_type == pb.METADATA_VALUE_TYPE_STRING else "boolValue"
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+def _db_value(sort_by: str, value):
+    return Upload._meta.get_field(sort_by).get_db_prep_value(value, connection)
+
+
+def _quote(name: str) -> str:
+    return connection.ops.quote_name(name)
