@@ -4,12 +4,13 @@ Storage choices, for ListUploads at a million rows per bucket:
 - every sort field is NOT NULL and has a composite index (bucket, field, upload_id), so a
   page is one index range scan in either direction, from the start or from a cursor;
 - tags and metadataKvs are JSON columns in the record's own shape: one row read per
-  upload, no child query. On PostgreSQL they carry GIN (jsonb_path_ops) indexes and are
-  filtered with `@>`; elsewhere with json_each (see selectors.py and migration 0002);
+  upload, no child query. On PostgreSQL the tags, metadata and slug-prefix filters are one
+  GIN containment on uploads_facets() (migration 0005); elsewhere json_each (page_query.py);
 - slug_folded (lower-cased slug) serves the case-insensitive prefix filter from a
-  text_pattern_ops index; path has one too for the folder filter;
-- aliases and metaUploads are child tables (they have ids of their own), fetched per
-  page with one query each.
+  text_pattern_ops index; on PostgreSQL the folder filter has a covering index holding
+  every sort key (upl_bucket_path_sorts, migration 0005);
+- aliases and metaUploads are child tables (they have ids of their own), aggregated into
+  the page's one statement (page_query.py).
 """
 
 import uuid
@@ -123,7 +124,6 @@ class Upload(models.Model):
             models.Index(
                 fields=["bucket", "slug_folded"], name="upl_bucket_slug_folded", opclasses=["", "text_pattern_ops"]
             ),
-            models.Index(fields=["bucket", "path"], name="upl_bucket_path", opclasses=["", "text_pattern_ops"]),
         ]
 
     def __str__(self):

@@ -114,36 +114,40 @@ def page_statement(
     *, bucket, namespaces: list[str] | None, query: ListQuery, position: Position | None, anchor
 ) -> tuple[str, list]:
     """(sql, params) for the page: at most query.page_size + 1 rows, in the requested order.
-    `bucket` (a selectors.BucketScope) or else `namespaces` (None: every bucket) is the scope."""
+    `bucket` (a selectors.BucketScope) or else `namespaces` (None: every bucket) is the scope.
+
+    Two steps in one statement: `page` finds the rows' keys (upload_id and the sort value, so
+    an index can answer it alone: see migration 0005), then only those rows are read whole
+    and get their aggregates.
+    """
     d = dialect()
-    if bucket is not None:
-        # The namespace is known: no join to the bucket for the integration's namespace.
-        source, params = "uploads_upload u", [bucket.namespace_id]
-        namespace_column = "%s AS page_namespace_id"
-    else:
-        source, params = "uploads_upload u JOIN uploads_bucket b ON b.id = u.bucket_id", []
-        namespace_column = "b.namespace_id AS page_namespace_id"
-    where, condition_params = conditions(
+    where, params = conditions(
         d, bucket_id=bucket.id if bucket else None, namespaces=namespaces, query=query, anchor=anchor
     )
-    params += condition_params
     column = _quote(query.sort_by)
     if position is not None:
         # A row-value comparison: an index range bound (the seek), never an OFFSET.
         where.append(f"(u.{column}, u.upload_id) {'<' if query.descending else '>'} (%s, %s)")
         params += [_db_value(query.sort_by, position.value), position.upload_id]
     direction = "DESC" if query.descending else "ASC"
-    order = f"{column} {direction}, upload_id {direction}"
-    selected = ", ".join(f"u.{_quote(c)}" for c in UPLOAD_COLUMNS)
-    # The inner query picks the page; the aggregates run for its rows only.
-    inner = (
-        f"SELECT u.*, {namespace_column} FROM {source}"  # noqa: S608 (fixed identifiers)
-        f" WHERE {' AND '.join(where) or 'TRUE'} ORDER BY u.{order} LIMIT %s"
+    order = f"u.{column} {direction}, u.upload_id {direction}"
+    scope_join = "" if bucket is not None or namespaces is None else " JOIN uploads_bucket b ON b.id = u.bucket_id"
+    page = (
+        f"SELECT u.upload_id FROM uploads_upload u{scope_join}"  # noqa: S608 (fixed identifiers; values are parameters)
+        f" WHERE {' AND '.join(where) or '1 = 1'} ORDER BY {order} LIMIT %s"
     )
     params.append(query.page_size + 1)
+    if bucket is not None:
+        # The namespace is known: no join to the bucket for the integration's namespace.
+        namespace, namespace_join = "%s", ""
+        params.insert(0, bucket.namespace_id)
+    else:
+        namespace, namespace_join = "b.namespace_id", " JOIN uploads_bucket b ON b.id = u.bucket_id"
+    selected = ", ".join(f"u.{_quote(c)}" for c in UPLOAD_COLUMNS)
     sql = (
-        f"SELECT {selected}, ({_aliases(d)}), ({_metas(d)}), ({_integration(d)})"  # noqa: S608
-        f" FROM ({inner}) u ORDER BY u.{order}"
+        f"SELECT {selected}, ({_aliases(d)}), ({_metas(d)}), ({_integration(d)})"  # noqa: S608 (fixed identifiers; values are parameters)
+        f" FROM (SELECT u.*, {namespace} AS page_namespace_id FROM ({page}) page"
+        f" JOIN uploads_upload u ON u.upload_id = page.upload_id{namespace_join}) u ORDER BY {order}"
     )
     return sql, params
 
@@ -161,14 +165,7 @@ def conditions(d: Dialect, *, bucket_id, namespaces, query: ListQuery, anchor) -
         )
         params += namespaces
     if query.path:
-        folder = query.path + "/"
-        if d.postgresql:
-            where.append("(u.path = %s OR u.path LIKE %s)")
-            params += [query.path, _like_prefix(folder)]
-        else:
-            # SQLite's LIKE ignores case: the substr() equality keeps the filter case-sensitive.
-            where.append("(u.path = %s OR (u.path LIKE %s ESCAPE '\\' AND substr(u.path, 1, %s) = %s))")
-            params += [query.path, _like_prefix(folder), len(folder), folder]
+        _path(d, query.path, where, params)
     low, high = query.created_range(anchor)
     if low is not None:
         where.append("u.created_at >= %s")
@@ -176,25 +173,69 @@ def conditions(d: Dialect, *, bucket_id, namespaces, query: ListQuery, anchor) -
     if high is not None:
         where.append("u.created_at <= %s")
         params.append(connection.ops.adapt_datetimefield_value(high))
+    if d.postgresql:
+        _facets(query, where, params)
+        return where, params
     if query.slug_prefix:
-        where.append("u.slug_folded LIKE %s" + ("" if d.postgresql else " ESCAPE '\\'"))
-        params.append(_like_prefix(query.slug_prefix))
-        if not d.postgresql:
-            where.append("substr(u.slug_folded, 1, %s) = %s")
-            params += [len(query.slug_prefix), query.slug_prefix]
+        # SQLite's LIKE ignores case: the substr() equality keeps the filter exact.
+        where.append("u.slug_folded LIKE %s ESCAPE '\\' AND substr(u.slug_folded, 1, %s) = %s")
+        params += [_like_prefix(query.slug_prefix), len(query.slug_prefix), query.slug_prefix]
     if query.tags:
-        _tags(d, query.tags, where, params)
+        _tags(query.tags, where, params)
     if query.metadata:
-        _metadata(d, query, where, params)
+        _metadata(query, where, params)
     return where, params
 
 
-def _tags(d: Dialect, tags: tuple[str, ...], where: list, params: list) -> None:
+def _path(d: Dialect, path: str, where: list, params: list) -> None:
+    folder = path + "/"
     if d.postgresql:
-        where.append("u.tags @> %s::jsonb")  # GIN (jsonb_path_ops)
-        params.append(json.dumps(list(tags)))
-        return
-    # One condition whatever the number of tags (up to 1000): all must be among the row's.
+        # LIKE 'path%' is the index range (upl_bucket_path_sorts, which also holds every sort
+        # key: an index-only scan). The exact test is a function call, which the planner
+        # does not count as a second selective condition (it would underestimate the rows).
+        where.append("u.path LIKE %s AND (u.path = %s OR starts_with(u.path, %s))")
+        params += [_like_prefix(path), path, folder]
+    else:
+        # SQLite's LIKE ignores case: the substr() equality keeps the filter case-sensitive.
+        where.append("(u.path = %s OR (u.path LIKE %s ESCAPE '\\' AND substr(u.path, 1, %s) = %s))")
+        params += [path, _like_prefix(folder), len(folder), folder]
+
+
+def _facets(query: ListQuery, where: list, params: list) -> None:
+    """PostgreSQL: tags, metadata and the slug prefix as one GIN containment on
+    uploads_facets() (migration 0005), whose per-element statistics give the planner the
+    real number of matches. Facet texts are built exactly as that SQL function builds them."""
+    wanted = [facet_of_tag(tag) for tag in query.tags]
+    wanted += [facet_of_metadata(m.key, m.value_type, m.value) for m in query.metadata]
+    if query.slug_prefix:
+        wanted.append(facet_of_slug_prefix(query.slug_prefix))
+        if len(query.slug_prefix) > SLUG_FACET_LENGTH:
+            where.append("u.slug_folded LIKE %s")
+            params.append(_like_prefix(query.slug_prefix))
+    if wanted:
+        where.append("uploads_facets(u.tags, u.metadata_kvs, u.slug_folded) @> %s::text[]")
+        params.append(wanted)
+
+
+SLUG_FACET_LENGTH = 3  # slug prefixes up to this many characters are facets
+
+
+def facet_of_tag(tag: str) -> str:
+    return f"t{len(tag)}:{tag}"
+
+
+def facet_of_metadata(key: str, value_type: int, value) -> str:
+    if value_type == pb.METADATA_VALUE_TYPE_STRING:
+        return f"m{len(key)}:{key}s{value}"
+    return f"m{len(key)}:{key}b{'true' if value else 'false'}"
+
+
+def facet_of_slug_prefix(prefix: str) -> str:
+    return "p" + prefix[:SLUG_FACET_LENGTH]
+
+
+def _tags(tags: tuple[str, ...], where: list, params: list) -> None:
+    # SQLite: one condition whatever the number of tags (up to 1000): all must be among the row's.
     where.append(
         "(SELECT COUNT(DISTINCT t.value) FROM json_each(u.tags) AS t"
         " WHERE t.value IN (SELECT value FROM json_each(%s))) = %s"
@@ -202,15 +243,7 @@ def _tags(d: Dialect, tags: tuple[str, ...], where: list, params: list) -> None:
     params += [json.dumps(list(tags)), len(tags)]
 
 
-def _metadata(d: Dialect, query: ListQuery, where: list, params: list) -> None:
-    if d.postgresql:
-        wanted = [
-            {"key": m.key, "valueType": TYPE_NAME[m.value_type], "value": {_value_key(m.value_type): m.value}}
-            for m in query.metadata
-        ]
-        where.append("u.metadata_kvs @> %s::jsonb")  # GIN (jsonb_path_ops)
-        params.append(json.dumps(wanted))
-        return
+def _metadata(query: ListQuery, where: list, params: list) -> None:
     for m in query.metadata:
         where.append(
             "EXISTS (SELECT 1 FROM json_each(u.metadata_kvs) AS m"  # noqa: S608 (fixed identifiers; values are parameters)
