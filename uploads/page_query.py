@@ -98,6 +98,13 @@ class Dialect:
             return f"json_agg({element} ORDER BY {order})"
         return f"json_group_array(json({element}))"  # fed in order by the inner query
 
+    def timestamp(self, column: str) -> str:
+        # PostgreSQL hands the moment over as UTC text (records_json.timestamp trims it to
+        # json_format's digits): cheaper than loading a datetime and formatting it again.
+        if self.postgresql:
+            return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')"
+        return column
+
     @property
     def text(self) -> str:
         # JSON aggregates as text: records_json parses them with orjson, faster than psycopg's json.
@@ -148,7 +155,9 @@ def page_statement(
         params.insert(0, bucket.namespace_id)
     else:
         namespace, namespace_join = "b.namespace_id", " JOIN uploads_bucket b ON b.id = u.bucket_id"
-    selected = ", ".join(f"u.{_quote(c)}" for c in UPLOAD_COLUMNS)
+    selected = ", ".join(
+        d.timestamp(f"u.{c}") if c in ("created_at", "updated_at") else f"u.{_quote(c)}" for c in UPLOAD_COLUMNS
+    )
     sql = (
         f"SELECT {selected}, ({_aliases(d)}){d.text}, ({_metas(d)}){d.text}, ({_integration(d)}){d.text}"  # noqa: S608 (fixed identifiers; values are parameters)
         f" FROM (SELECT u.*, {namespace} AS page_namespace_id FROM ({page}) page"
@@ -259,7 +268,12 @@ def _metadata(query: ListQuery, where: list, params: list) -> None:
 
 
 def _aliases(d: Dialect) -> str:
-    columns = [d.json("a.allowed_user_ids") if c == "allowed_user_ids" else f"a.{c}" for c in ALIAS_COLUMNS]
+    special = {
+        "allowed_user_ids": d.json("a.allowed_user_ids"),
+        "expires_at": d.timestamp("a.expires_at"),
+        "created_at": d.timestamp("a.created_at"),
+    }
+    columns = [special.get(c, f"a.{c}") for c in ALIAS_COLUMNS]
     return _children(d, "uploads_alias a", "a", columns)
 
 

@@ -21,8 +21,13 @@ _MODE = {v.number: v.name for v in pb.IntegrationMode.DESCRIPTOR.values}
 
 def timestamp(value: datetime | str) -> str:
     """google.protobuf.Timestamp's JSON for a stored (microsecond) moment."""
-    if isinstance(value, str):  # inside a JSON aggregate, or any SQLite column
-        value = datetime.fromisoformat(value)
+    if isinstance(value, str):
+        if len(value) == 26 and value[10] == "T":  # UTC as page_query has PostgreSQL write it
+            fraction = value[20:]
+            if fraction == "000000":
+                return value[:19] + "Z"
+            return value[:23] + "Z" if fraction.endswith("000") else value + "Z"
+        value = datetime.fromisoformat(value)  # SQLite's text
     if value.tzinfo is not UTC and value.tzinfo is not None:  # psycopg's are UTC already
         value = value.astimezone(UTC)
     text = value.isoformat()[:19]  # YYYY-MM-DDTHH:MM:SS (then fraction and offset, if any)
