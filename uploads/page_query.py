@@ -216,9 +216,10 @@ def _path(d: Dialect, path: str, where: list, params: list) -> None:
 
 
 def _facets(query: ListQuery, where: list, params: list) -> None:
-    """PostgreSQL: tags, metadata and the slug prefix as one GIN containment on
-    uploads_facets() (migration 0005), whose per-element statistics give the planner the
-    real number of matches. Facet texts are built exactly as that SQL function builds them."""
+    """PostgreSQL: tags, metadata and the slug prefix as one GIN containment on the facets
+    column (migration 0005), whose per-element statistics give the planner the real number
+    of matches. Facet texts are built exactly as the SQL function uploads_facets builds them;
+    only the one test, so that the planner does not count a condition twice."""
     wanted = [facet_of_tag(tag) for tag in query.tags]
     wanted += [facet_of_metadata(m.key, m.value_type, m.value) for m in query.metadata]
     if query.slug_prefix:
@@ -227,7 +228,7 @@ def _facets(query: ListQuery, where: list, params: list) -> None:
             where.append("u.slug_folded LIKE %s")
             params.append(_like_prefix(query.slug_prefix))
     if wanted:
-        where.append("uploads_facets(u.tags, u.metadata_kvs, u.slug_folded) @> %s::text[]")
+        where.append("u.facets @> %s::text[]")
         params.append(wanted)
 
 
