@@ -108,6 +108,22 @@ def rpc(client):
     return call
 
 
+def grpc_web_frames(data: bytes) -> tuple[list[bytes], dict]:
+    """A gRPC-Web body → (message frames, trailers from the trailer frame)."""
+    frames, trailers = [], {}
+    while len(data) >= 5:
+        flags, length = data[0], int.from_bytes(data[1:5], "big")
+        frame, data = data[5 : 5 + length], data[5 + length :]
+        if flags & 0x80:
+            for line in frame.decode().split("\r\n"):
+                if line:
+                    name, _, value = line.partition(":")
+                    trailers[name.strip().lower()] = value.strip()
+        else:
+            frames.append(frame)
+    return frames, trailers
+
+
 class GrpcWebResult:
     """A gRPC-Web answer: length-prefixed frames, the status in the trailer frame (or, for an
     error before any message, in the headers). `status` is the HTTP status a Connect call with
@@ -118,18 +134,9 @@ class GrpcWebResult:
     def __init__(self, response, response_type):
         self.response = response
         self.http_status = response.status_code
-        self.messages, trailers = [], {k.lower(): v for k, v in response.items()}
-        data = response.content
-        while len(data) >= 5:
-            flags, length = data[0], int.from_bytes(data[1:5], "big")
-            frame, data = data[5 : 5 + length], data[5 + length :]
-            if flags & 0x80:
-                for line in frame.decode().split("\r\n"):
-                    if line:
-                        name, _, value = line.partition(":")
-                        trailers[name.strip().lower()] = value.strip()
-            else:
-                self.messages.append(response_type.FromString(frame))
+        frames, trailers = grpc_web_frames(response.content)
+        self.messages = [response_type.FromString(frame) for frame in frames]
+        trailers = {**{k.lower(): v for k, v in response.items()}, **trailers}
         self.trailers = trailers
         grpc_status = int(trailers["grpc-status"]) if "grpc-status" in trailers else None
         self.code = None if grpc_status in (None, 0) else GRPC_CODES[grpc_status]

@@ -6,15 +6,13 @@ import uuid
 
 import pytest
 from django.db import connection
-from django.db.models import BooleanField
-from django.db.models.expressions import RawSQL
 
 from apikeys.services import issue_agent_key
 from controlplane.auth import Kind, Principal, Role
 from controlplane.errors import Error
 from tests.conftest import SYSTEM
 from tests.uploads_factory import LIST, add, ids, make_bucket, record
-from uploads import selectors
+from uploads import page_query
 from uploads.api.v1 import uploads_pb2 as pb
 from uploads.permissions import SCOPE, CanReadUploads
 
@@ -123,15 +121,16 @@ def test_timeout_cancels_the_query_with_deadline_exceeded(rpc, buckets, make_key
             "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500000000)"
             " SELECT MAX(x) FROM c) > 0"
         )
-    original = selectors._filtered
+    original = page_query.conditions
 
-    def slowed(queryset, query, anchor):
-        return original(queryset, query, anchor).filter(RawSQL(slow, [], output_field=BooleanField()))
+    def slowed(*args, **kwargs):
+        where, params = original(*args, **kwargs)
+        return [*where, slow], params
 
-    monkeypatch.setattr(selectors, "_filtered", slowed)
+    monkeypatch.setattr(page_query, "conditions", slowed)
     key = make_key("team-a")
     result = rpc(LIST, by_id(buckets[0]), token=key, headers={"Connect-Timeout-Ms": "300"})
     assert result.code == "deadline_exceeded"
     # The connection is usable afterwards and the statement timeout did not leak.
-    monkeypatch.setattr(selectors, "_filtered", original)
+    monkeypatch.setattr(page_query, "conditions", original)
     assert ids(rpc(LIST, by_id(buckets[0]), token=key)) == ["u0002", "u0001"]

@@ -347,6 +347,20 @@ def test_query_count_does_not_grow_with_page_size(listed, bucket):
     assert counts[0] == counts[1] == counts[2], counts
 
 
+def test_a_page_is_the_key_lookup_the_bucket_and_one_statement(listed, bucket):
+    # The bucket (with the metadata key types) is read once, for the permission check and
+    # the listing; aliases, metaUploads and integrations come inside the page's statement.
+    add(bucket, [record(n, aliases=[{"aliasId": f"s{n}"}], metadataKvs=[string_kv("k", "v")]) for n in range(1, 4)])
+    listed()  # the key's first use writes its last-used time once; not part of a page's cost
+    with CaptureQueriesContext(connection) as queries:
+        assert len(ids(listed(metadataFilters=[{"key": "k", "stringValue": "v"}], tags=[], slug="f"))) == 3
+    # Less the Transaction interceptor's BEGIN/COMMIT (a savepoint inside the test's transaction).
+    transaction_control = ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE SAVEPOINT")
+    ours = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(transaction_control)]
+    assert len(ours) == 3, ours
+    assert "apikeys_apikey" in ours[0] and "uploads_bucket" in ours[1] and "uploads_alias" in ours[2]
+
+
 def walk(listed, **fields) -> list[str]:
     """Every page from the first to the one with an empty nextCursor."""
     seen, cursor = [], ""

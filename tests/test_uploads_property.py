@@ -12,9 +12,13 @@ from tests.test_uploads_list import SORTS
 from tests.uploads_factory import LIST, T0, add, iso, make_bucket, string_kv
 from uploads.models import Bucket
 
-SLUGS = st.text(alphabet="abAB", min_size=0, max_size=3)
-TAGS = st.lists(st.sampled_from(["x", "y", "z"]), unique=True, max_size=3)
-PATHS = st.sampled_from(["/a", "/a/b", "/a/b/c", "/ab", "/c/a"])
+# LIKE's wildcards, non-ASCII and a separator-like ":" among the characters: the PostgreSQL
+# filters go through escaped LIKE patterns and uploads_facets() texts built in both languages;
+# slugs longer than the 3-character slug facet exercise its LIKE recheck.
+SLUGS = st.text(alphabet="abAB%_Üü:", min_size=0, max_size=5)
+TAG_VALUES = ["x", "y", "z", "ü", "a:b", "%"]
+TAGS = st.lists(st.sampled_from(TAG_VALUES), unique=True, max_size=3)
+PATHS = st.sampled_from(["/a", "/a/b", "/a/b/c", "/ab", "/c/a", "/a_/x", "/a%", "/ü/a"])
 HOURS = st.integers(0, 5)  # few distinct values: ties on every sort field
 
 upload_strategy = st.fixed_dictionaries(
@@ -26,7 +30,7 @@ upload_strategy = st.fixed_dictionaries(
         "updated": HOURS,
         "size": st.integers(0, 3),
         "order": st.integers(-2, 2),
-        "status": st.sampled_from([None, "s1", "s2"]),
+        "status": st.sampled_from([None, "s1", "s2", "ß:1"]),
         "flag": st.sampled_from([None, True, False]),
     }
 )
@@ -35,11 +39,11 @@ filter_strategy = st.fixed_dictionaries(
     {},
     optional={
         "path": PATHS,
-        "tags": st.lists(st.sampled_from(["x", "y", "z"]), max_size=2),
+        "tags": st.lists(st.sampled_from(TAG_VALUES), max_size=2),
         "slug": SLUGS,
         "dateFrom": HOURS,
         "dateTo": HOURS,
-        "status": st.sampled_from(["s1", "s2"]),
+        "status": st.sampled_from(["s1", "s2", "ß:1"]),
         "flag": st.booleans(),
         "sortBy": st.sampled_from(["created_at", "updated_at", "slug", "size_bytes", "order", "other"]),
         "sortOrder": st.sampled_from(["asc", "desc", ""]),

@@ -1,7 +1,9 @@
 """ListUploads as a use case: request → page of records and nextCursor.
 
-Authorization already ran (permissions.CanReadUploads); this resolves the scope,
-checks the metadata key types, reads one page and issues the cursor.
+Authorization already ran (permissions.CanReadUploads) and looked the bucket up; this
+shares that lookup, checks the metadata key types, reads one page and issues the cursor.
+The response is built as its proto3 JSON object (records_json), which the JSON codec sends
+as is; a binary client gets the message parsed from it (controlplane.rpc.codecs.prepared).
 """
 
 from __future__ import annotations
@@ -10,50 +12,50 @@ from django.utils import timezone
 
 from controlplane.auth import Principal
 from controlplane.errors import Error
+from controlplane.rpc.codecs import prepared
 from uploads.api.v1 import uploads_pb2 as pb
 
 from . import cursors, query, selectors
-from .permissions import has_bucket_reference, validate_ref
-from .records import TYPE_NAME, record_from_rows
+from .page_query import COLUMN_INDEX
+from .permissions import bucket_of, has_bucket_reference
+from .records import TYPE_NAME
+from .records_json import moment, record
 
 
 def list_uploads(principal: Principal, request: pb.ListUploadsRequest) -> pb.ListUploadsResponse:
     parsed = query.parse(request)
-    bucket, namespaces = None, selectors.readable_namespaces(principal)
+    bucket, namespaces = None, None
     if has_bucket_reference(request):
-        validate_ref(request.bucket)
-        ref = request.bucket
-        bucket = selectors.get_bucket(bucket_id=ref.bucket_id, namespace=ref.namespace, name=ref.name)
-        scope = str(bucket.pk)
+        bucket = bucket_of(request)
+        scope = str(bucket.id)
     else:
+        namespaces = selectors.readable_namespaces(principal)
         scope = "*" if namespaces is None else "ns:" + ",".join(namespaces)
     position = cursors.decode(parsed, scope, request.cursor)
     anchor = position.anchor if position else timezone.now()
     if parsed.metadata:
-        _check_metadata_types(parsed, bucket, namespaces)
+        wrong = bucket.unfilterable if bucket else selectors.unfilterable_keys(namespaces, _keys(parsed))
+        _check_metadata_types(parsed, wrong)
     page = selectors.list_uploads(bucket=bucket, namespaces=namespaces, query=parsed, position=position, anchor=anchor)
-    next_cursor = ""
+    body: dict = {}
+    if page.rows:
+        body["uploads"] = [record(row) for row in page.rows]
     if page.has_more:
-        last = page.uploads[-1]
-        next_cursor = cursors.encode(
-            parsed, scope, value=getattr(last, parsed.sort_by), upload_id=last.upload_id, anchor=anchor
+        last = page.rows[-1]
+        value = last[COLUMN_INDEX[parsed.sort_by]]
+        if parsed.sort_by in ("created_at", "updated_at"):
+            value = moment(value)
+        body["nextCursor"] = cursors.encode(
+            parsed, scope, value=value, upload_id=last[COLUMN_INDEX["upload_id"]], anchor=anchor
         )
-    return pb.ListUploadsResponse(
-        uploads=[
-            record_from_rows(
-                u,
-                page.integrations.get((u.bucket_id, u.integration_id)),
-                page.aliases.get(u.pk, ()),
-                page.meta_uploads.get(u.pk, ()),
-            )
-            for u in page.uploads
-        ],
-        next_cursor=next_cursor,
-    )
+    return prepared(pb.ListUploadsResponse, body)
 
 
-def _check_metadata_types(parsed: query.ListQuery, bucket, namespaces) -> None:
-    wrong = selectors.unfilterable_keys(bucket, namespaces, {m.key for m in parsed.metadata})
+def _keys(parsed: query.ListQuery) -> set[str]:
+    return {m.key for m in parsed.metadata}
+
+
+def _check_metadata_types(parsed: query.ListQuery, wrong: dict[str, int]) -> None:
     for index, condition in enumerate(parsed.metadata):
         if condition.key in wrong:
             held = TYPE_NAME.get(wrong[condition.key], "an unknown type").removeprefix("METADATA_VALUE_TYPE_")

@@ -33,9 +33,17 @@ class CanReadUploads(Permission):
             validate_ref(ref)
             # By name: the namespace is known before any lookup, so no existence is revealed.
             _require_viewer(principal, ref.namespace, f"namespace {ref.namespace!r}")
-        bucket = selectors.get_bucket(bucket_id=ref.bucket_id, namespace=ref.namespace, name=ref.name)
+        bucket = bucket_of(request)
         # By id the namespace is the owner's: not named to a caller who may not read it.
-        _require_viewer(principal, bucket.namespace.name, "this bucket's namespace")
+        _require_viewer(principal, bucket.namespace, "this bucket's namespace")
+
+
+def bucket_of(request) -> selectors.BucketScope:
+    """The request's bucket, looked up once per call (this check and the listing share it)."""
+    validate_ref(request.bucket)
+    ref = request.bucket
+    keys = [f.key for f in request.metadata_filters]
+    return selectors.bucket_scope(bucket_id=ref.bucket_id, namespace=ref.namespace, name=ref.name, keys=keys)
 
 
 def validate_ref(ref) -> None:

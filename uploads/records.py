@@ -1,7 +1,7 @@
 """The upload record (proto `Upload`, JSON as spec §2) ⇄ model rows.
 
-Used by import_uploads, seed_uploads and ListUploads, so what one writes the other
-reads back unchanged (the import round trip).
+Used by import_uploads and seed_uploads; record_from_rows is the reference that ListUploads'
+fast path (records_json) is proven equal to, through json_format (the import round trip).
 """
 
 from __future__ import annotations

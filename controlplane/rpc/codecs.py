@@ -3,12 +3,19 @@
 Ours differs from connectrpc.compat's JSON codec where callers can tell: compact output, an
 empty body is the empty message, errors name the field (with a google.rpc.BadRequest), and
 the body's top-level keys are recorded for UpdateNamespace's full-replace rule.
+
+A handler that already holds its response as the proto3 JSON object (`prepared`) skips
+building messages on the JSON path: the JSON codec serializes that object with orjson, and
+the binary codec parses it into the real message (json_format.ParseDict) only when a binary
+client asked.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
+import orjson
 from connectrpc.codec import Codec
 from connectrpc.compat import google_protobuf_binary_codec
 from google.protobuf import json_format
@@ -22,11 +29,43 @@ from .errors import to_connect_error
 MAX_JSON_DEPTH = 64
 
 
+@dataclass(frozen=True)
+class Prepared:
+    message: Message  # the placeholder the handler returned; held so its id stays its own
+    obj: dict  # exactly json_format.MessageToDict of the response this stands for
+
+    def build(self) -> Message:
+        return json_format.ParseDict(self.obj, type(self.message)())
+
+
+def prepared(message_class: type[Message], obj: dict) -> Message:
+    """The response whose proto3 JSON object is `obj` (it must equal json_format.MessageToDict
+    of that response). Inside an RPC: an empty placeholder the codecs recognise; outside one
+    (commands, direct calls): the real message."""
+    call = _current.get()
+    if call is None:
+        return json_format.ParseDict(obj, message_class())
+    placeholder = message_class()
+    call.prepared[id(placeholder)] = Prepared(placeholder, obj)
+    return placeholder
+
+
+def _prepared_for(message: Message) -> Prepared | None:
+    call = _current.get()
+    if call is None or not call.prepared:
+        return None
+    entry = call.prepared.get(id(message))
+    return entry if entry is not None and entry.message is message else None
+
+
 class JsonCodec(Codec):
     def name(self) -> str:
         return "json"
 
     def encode(self, message: Message) -> bytes:
+        entry = _prepared_for(message)
+        if entry is not None:
+            return orjson.dumps(entry.obj)
         return json.dumps(json_format.MessageToDict(message), separators=(",", ":")).encode()
 
     def decode(self, data: bytes | bytearray, message_class: type[Message]) -> Message:
@@ -58,4 +97,20 @@ def _parse(data: bytes, message: Message) -> set[str]:
     return set(obj)
 
 
-CODECS = (google_protobuf_binary_codec(), JsonCodec())
+class BinaryCodec(Codec):
+    """The runtime's binary codec; a prepared response becomes its real message first."""
+
+    _inner = google_protobuf_binary_codec()
+
+    def name(self) -> str:
+        return self._inner.name()
+
+    def encode(self, message: Message) -> bytes:
+        entry = _prepared_for(message)
+        return self._inner.encode(entry.build() if entry is not None else message)
+
+    def decode(self, data: bytes | bytearray, message_class: type[Message]) -> Message:
+        return self._inner.decode(data, message_class)
+
+
+CODECS = (BinaryCodec(), JsonCodec())

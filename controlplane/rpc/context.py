@@ -30,6 +30,8 @@ class Call:
     retry_after: int | None = None  # seconds, for the Retry-After header of an unavailable answer
     # Rows looked up during this call, by key (see `looked_up`).
     lookups: dict = field(default_factory=dict)
+    # Responses whose encodings the handler prepared, by id(message) (see codecs.prepared).
+    prepared: dict = field(default_factory=dict)
 
 
 _current: ContextVar[Call | None] = ContextVar("controlplane_rpc_call", default=None)

@@ -1,0 +1,34 @@
+"""controlplane.rpc.codecs.prepared: a response given as its proto3 JSON object."""
+
+import json
+
+from django.test import RequestFactory
+from google.protobuf import json_format
+
+from controlplane.rpc.codecs import CODECS, prepared
+from controlplane.rpc.context import serving
+from uploads.api.v1 import uploads_pb2 as pb
+
+BINARY, JSON = CODECS
+OBJ = {"uploads": [{"uploadId": "ü", "sizeBytes": "9223372036854775807", "createdAt": "2024-01-01T00:00:00.120Z"}]}
+
+
+def test_inside_a_call_json_sends_the_object_and_binary_the_parsed_message():
+    expected = json_format.ParseDict(OBJ, pb.ListUploadsResponse())
+    with serving(RequestFactory().post("/")):
+        message = prepared(pb.ListUploadsResponse, OBJ)
+        assert json.loads(JSON.encode(message)) == OBJ == json_format.MessageToDict(expected)
+        assert pb.ListUploadsResponse.FromString(BINARY.encode(message)) == expected
+        # Any other message, even an equal one, is encoded from its own fields.
+        assert json.loads(JSON.encode(pb.ListUploadsResponse())) == {}
+
+
+def test_outside_a_call_it_is_the_real_message():
+    assert prepared(pb.ListUploadsResponse, OBJ) == json_format.ParseDict(OBJ, pb.ListUploadsResponse())
+
+
+def test_a_prepared_response_does_not_outlive_its_call():
+    with serving(RequestFactory().post("/")):
+        message = prepared(pb.ListUploadsResponse, OBJ)
+    with serving(RequestFactory().post("/")):
+        assert json.loads(JSON.encode(message)) == {}

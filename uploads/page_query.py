@@ -1,0 +1,319 @@
+"""One page of ListUploads as ONE SQL statement: the uploads, and for each its aliases,
+metaUploads and integration as JSON aggregates (json_agg on PostgreSQL, json_group_array on
+SQLite), so a page costs one round trip whatever its size.
+
+Hand-written SQL rather than the ORM: the statement is fixed apart from its conditions, and
+building it through querysets cost more per page than running it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+
+from django.db import connection
+
+from uploads.api.v1 import uploads_pb2 as pb
+
+from .cursors import Position
+from .models import Upload
+from .query import ListQuery
+from .records import TYPE_NAME
+
+# The upload's columns in the order records_json.record reads them.
+UPLOAD_COLUMNS = (
+    "upload_id",
+    "path",
+    "slug",
+    "url",
+    "content_url",
+    "size_bytes",
+    "tags",
+    "integration_id",
+    "allow_any_extension",
+    "default_slug_extension",
+    "generated_description",
+    "private",
+    "created_at",
+    "updated_at",
+    "author_user_id",
+    "author_username",
+    "last_modified_by_user_id",
+    "last_modified_by_username",
+    "thumbnail_generation_version",
+    "ai_description_generation_version",
+    "ai_tags_generation_version",
+    "virus_scan_generation_version",
+    "ai_description_input_ref",
+    "intent_metadata",
+    "external_path",
+    "order",
+    "is_virtual_file",
+    "integration_hidden",
+    "version",
+    "thumbnail_content_type_urn",
+    "thumbnail_content_type_icon_name",
+    "thumbnail_content_type_icon_url",
+    "metadata_kvs",
+)
+COLUMN_INDEX = {name: i for i, name in enumerate(UPLOAD_COLUMNS)}
+ALIAS_COLUMNS = (
+    "alias_id",
+    "path",
+    "slug",
+    "url",
+    "has_password",
+    "expires_at",
+    "max_uses",
+    "use_count",
+    "allowed_user_ids",
+    "created_at",
+    "external_path",
+)
+META_COLUMNS = ("type_name", "type_n", "type_filename", "metadata_id", "upload_url", "download_url")
+INTEGRATION_COLUMNS = (
+    "integration_id",
+    "name",
+    "oauth_client_id",
+    "folder_behavior",
+    "folder_link_url",
+    "mode",
+    "bucket_launcher_enabled",
+)
+FILTERABLE_TYPES = (pb.METADATA_VALUE_TYPE_STRING, pb.METADATA_VALUE_TYPE_BOOL)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between PostgreSQL and SQLite in these statements."""
+
+    postgresql: bool
+
+    def array(self, columns: str) -> str:
+        return f"json_build_array({columns})" if self.postgresql else f"json_array({columns})"
+
+    def aggregate(self, element: str, order: str) -> str:
+        if self.postgresql:
+            return f"json_agg({element} ORDER BY {order})"
+        return f"json_group_array(json({element}))"  # fed in order by the inner query
+
+    def timestamp(self, column: str) -> str:
+        # PostgreSQL hands the moment over as UTC text (records_json.timestamp trims it to
+        # json_format's digits): cheaper than loading a datetime and formatting it again.
+        if self.postgresql:
+            return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')"
+        return column
+
+    @property
+    def text(self) -> str:
+        # JSON aggregates as text: records_json parses them with orjson, faster than psycopg's json.
+        return "::text" if self.postgresql else ""
+
+    def uuid(self, value: uuid.UUID):
+        return value if self.postgresql else value.hex  # Django keeps UUIDs as 32 hex digits there
+
+    def json(self, column: str) -> str:
+        # SQLite keeps JSON columns as text: json() embeds them as JSON, not as a string.
+        return column if self.postgresql else f"json({column})"
+
+
+def dialect() -> Dialect:
+    return Dialect(connection.vendor == "postgresql")
+
+
+def page_statement(
+    *, bucket, namespaces: list[str] | None, query: ListQuery, position: Position | None, anchor
+) -> tuple[str, list]:
+    """(sql, params) for the page: at most query.page_size + 1 rows, in the requested order.
+    `bucket` (a selectors.BucketScope) or else `namespaces` (None: every bucket) is the scope.
+
+    Two steps in one statement: `page` finds the rows' keys (upload_id and the sort value, so
+    an index can answer it alone: see migration 0005), then only those rows are read whole
+    and get their aggregates.
+    """
+    d = dialect()
+    where, params = conditions(
+        d, bucket_id=bucket.id if bucket else None, namespaces=namespaces, query=query, anchor=anchor
+    )
+    column = _quote(query.sort_by)
+    if position is not None:
+        # A row-value comparison: an index range bound (the seek), never an OFFSET.
+        where.append(f"(u.{column}, u.upload_id) {'<' if query.descending else '>'} (%s, %s)")
+        params += [_db_value(query.sort_by, position.value), position.upload_id]
+    direction = "DESC" if query.descending else "ASC"
+    order = f"u.{column} {direction}, u.upload_id {direction}"
+    scope_join = "" if bucket is not None or namespaces is None else " JOIN uploads_bucket b ON b.id = u.bucket_id"
+    page = (
+        f"SELECT u.upload_id FROM uploads_upload u{scope_join}"  # noqa: S608 (fixed identifiers; values are parameters)
+        f" WHERE {' AND '.join(where) or '1 = 1'} ORDER BY {order} LIMIT %s"
+    )
+    params.append(query.page_size + 1)
+    if bucket is not None:
+        # The namespace is known: no join to the bucket for the integration's namespace.
+        namespace, namespace_join = "%s", ""
+        params.insert(0, bucket.namespace_id)
+    else:
+        namespace, namespace_join = "b.namespace_id", " JOIN uploads_bucket b ON b.id = u.bucket_id"
+    selected = ", ".join(
+        d.timestamp(f"u.{c}") if c in ("created_at", "updated_at") else f"u.{_quote(c)}" for c in UPLOAD_COLUMNS
+    )
+    sql = (
+        f"SELECT {selected}, ({_aliases(d)}){d.text}, ({_metas(d)}){d.text}, ({_integration(d)}){d.text}"  # noqa: S608 (fixed identifiers; values are parameters)
+        f" FROM (SELECT u.*, {namespace} AS page_namespace_id FROM ({page}) page"
+        f" JOIN uploads_upload u ON u.upload_id = page.upload_id{namespace_join}) u ORDER BY {order}"
+    )
+    return sql, params
+
+
+def conditions(d: Dialect, *, bucket_id, namespaces, query: ListQuery, anchor) -> tuple[list[str], list]:
+    where: list[str] = []
+    params: list = []
+    if bucket_id is not None:
+        where.append("u.bucket_id = %s")
+        params.append(d.uuid(bucket_id))
+    elif namespaces is not None:
+        where.append(
+            "b.namespace_id IN (SELECT n.id FROM namespaces_namespace n WHERE n.name IN"  # noqa: S608 (fixed identifiers; values are parameters)
+            f" ({', '.join(['%s'] * len(namespaces)) or 'NULL'}))"
+        )
+        params += namespaces
+    if query.path:
+        _path(d, query.path, where, params)
+    low, high = query.created_range(anchor)
+    if low is not None:
+        where.append("u.created_at >= %s")
+        params.append(connection.ops.adapt_datetimefield_value(low))
+    if high is not None:
+        where.append("u.created_at <= %s")
+        params.append(connection.ops.adapt_datetimefield_value(high))
+    if d.postgresql:
+        _facets(query, where, params)
+        return where, params
+    if query.slug_prefix:
+        # SQLite's LIKE ignores case: the substr() equality keeps the filter exact.
+        where.append("u.slug_folded LIKE %s ESCAPE '\\' AND substr(u.slug_folded, 1, %s) = %s")
+        params += [_like_prefix(query.slug_prefix), len(query.slug_prefix), query.slug_prefix]
+    if query.tags:
+        _tags(query.tags, where, params)
+    if query.metadata:
+        _metadata(query, where, params)
+    return where, params
+
+
+def _path(d: Dialect, path: str, where: list, params: list) -> None:
+    folder = path + "/"
+    if d.postgresql:
+        # LIKE 'path%' is the index range (upl_bucket_path_sorts, which also holds every sort
+        # key: an index-only scan). The exact test is a function call, which the planner
+        # does not count as a second selective condition (it would underestimate the rows).
+        where.append("u.path LIKE %s AND (u.path = %s OR starts_with(u.path, %s))")
+        params += [_like_prefix(path), path, folder]
+    else:
+        # SQLite's LIKE ignores case: the substr() equality keeps the filter case-sensitive.
+        where.append("(u.path = %s OR (u.path LIKE %s ESCAPE '\\' AND substr(u.path, 1, %s) = %s))")
+        params += [path, _like_prefix(folder), len(folder), folder]
+
+
+def _facets(query: ListQuery, where: list, params: list) -> None:
+    """PostgreSQL: tags, metadata and the slug prefix as one GIN containment on the facets
+    column (migration 0005), whose per-element statistics give the planner the real number
+    of matches. Facet texts are built exactly as the SQL function uploads_facets builds them;
+    only the one test, so that the planner does not count a condition twice."""
+    wanted = [facet_of_tag(tag) for tag in query.tags]
+    wanted += [facet_of_metadata(m.key, m.value_type, m.value) for m in query.metadata]
+    if query.slug_prefix:
+        wanted.append(facet_of_slug_prefix(query.slug_prefix))
+        if len(query.slug_prefix) > SLUG_FACET_LENGTH:
+            where.append("u.slug_folded LIKE %s")
+            params.append(_like_prefix(query.slug_prefix))
+    if wanted:
+        where.append("u.facets @> %s::text[]")
+        params.append(wanted)
+
+
+SLUG_FACET_LENGTH = 3  # slug prefixes up to this many characters are facets
+
+
+def facet_of_tag(tag: str) -> str:
+    return f"t{len(tag)}:{tag}"
+
+
+def facet_of_metadata(key: str, value_type: int, value) -> str:
+    if value_type == pb.METADATA_VALUE_TYPE_STRING:
+        return f"m{len(key)}:{key}s{value}"
+    return f"m{len(key)}:{key}b{'true' if value else 'false'}"
+
+
+def facet_of_slug_prefix(prefix: str) -> str:
+    return "p" + prefix[:SLUG_FACET_LENGTH]
+
+
+def _tags(tags: tuple[str, ...], where: list, params: list) -> None:
+    # SQLite: one condition whatever the number of tags (up to 1000): all must be among the row's.
+    where.append(
+        "(SELECT COUNT(DISTINCT t.value) FROM json_each(u.tags) AS t"
+        " WHERE t.value IN (SELECT value FROM json_each(%s))) = %s"
+    )
+    params += [json.dumps(list(tags)), len(tags)]
+
+
+def _metadata(query: ListQuery, where: list, params: list) -> None:
+    for m in query.metadata:
+        where.append(
+            "EXISTS (SELECT 1 FROM json_each(u.metadata_kvs) AS m"  # noqa: S608 (fixed identifiers; values are parameters)
+            " WHERE json_extract(m.value, '$.key') = %s AND json_extract(m.value, '$.valueType') = %s"
+            f" AND json_extract(m.value, '$.value.{_value_key(m.value_type)}') = %s)"
+        )
+        params += [m.key, TYPE_NAME[m.value_type], m.value]
+
+
+def _aliases(d: Dialect) -> str:
+    special = {
+        "allowed_user_ids": d.json("a.allowed_user_ids"),
+        "expires_at": d.timestamp("a.expires_at"),
+        "created_at": d.timestamp("a.created_at"),
+    }
+    columns = [special.get(c, f"a.{c}") for c in ALIAS_COLUMNS]
+    return _children(d, "uploads_alias a", "a", columns)
+
+
+def _metas(d: Dialect) -> str:
+    return _children(d, "uploads_metaupload m", "m", [f"m.{c}" for c in META_COLUMNS])
+
+
+def _children(d: Dialect, table: str, alias: str, columns: list[str]) -> str:
+    """The upload's child rows, in their record order, as one JSON array of arrays."""
+    element = d.array(", ".join(columns))
+    if d.postgresql:
+        return f"SELECT {d.aggregate(element, alias + '.position')} FROM {table} WHERE {alias}.upload_id = u.upload_id"  # noqa: S608 (fixed identifiers)
+    return (
+        f"SELECT {d.aggregate('e', '')} FROM (SELECT {element} AS e FROM {table}"  # noqa: S608 (fixed identifiers)
+        f" WHERE {alias}.upload_id = u.upload_id ORDER BY {alias}.position)"
+    )
+
+
+def _integration(d: Dialect) -> str:
+    # The row of the upload's own namespace (integrations are per namespace).
+    element = d.array(", ".join(f"i.{c}" for c in INTEGRATION_COLUMNS))
+    return (
+        f"SELECT {element} FROM uploads_integration i"  # noqa: S608 (fixed identifiers; values are parameters)
+        " WHERE i.namespace_id = u.page_namespace_id AND i.integration_id = u.integration_id"
+    )
+
+
+def _value_key(value_type: int) -> str:
+    return "stringValue" if value_type == pb.METADATA_VALUE_TYPE_STRING else "boolValue"
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+def _db_value(sort_by: str, value):
+    return Upload._meta.get_field(sort_by).get_db_prep_value(value, connection)
+
+
+def _quote(name: str) -> str:
+    return connection.ops.quote_name(name)
