@@ -1,10 +1,10 @@
-"""Model → protobuf message conversion for namespaces."""
+"""Namespace record → protobuf message conversion."""
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from containers.api.v1 import namespace_pb2 as pb
 
-from .models import QUOTA_FIELDS, Namespace
+from .selectors import NamespaceRecord
 
 
 def timestamp(value) -> Timestamp | None:
@@ -15,18 +15,17 @@ def timestamp(value) -> Timestamp | None:
     return ts
 
 
-def namespace_to_proto(namespace: Namespace) -> pb.Namespace:
-    quotas = pb.Quotas(**{f: getattr(namespace, f) for f in QUOTA_FIELDS if getattr(namespace, f) is not None})
+def namespace_to_proto(namespace: NamespaceRecord) -> pb.Namespace:
     return pb.Namespace(
         namespace=namespace.name,
-        groups=[pb.GroupBinding(oidc_group=b.oidc_group, role=b.role) for b in namespace.group_bindings.all()],
+        groups=[pb.GroupBinding(oidc_group=group, role=role) for group, role in namespace.groups],
         internal_targets=[
-            pb.InternalTarget(name=t.name, host=t.host, ports=t.ports) for t in namespace.internal_targets.all()
+            pb.InternalTarget(name=name, host=host, ports=ports) for name, host, ports in namespace.internal_targets
         ],
         image_pull_secrets=[
-            pb.ImagePullSecret(registry=s.registry, secret_ref=s.secret_ref) for s in namespace.image_pull_secrets.all()
+            pb.ImagePullSecret(registry=registry, secret_ref=ref) for registry, ref in namespace.image_pull_secrets
         ],
-        quotas=quotas,
+        quotas=pb.Quotas(**namespace.quotas),
         create_time=timestamp(namespace.created_at),
         update_time=timestamp(namespace.updated_at),
     )
