@@ -196,6 +196,7 @@ def test_a_write_still_runs_in_one_transaction(rpc, admin_key):
         assert database.sent.count("BEGIN") == 1 and database.sent[-1] == "COMMIT", database.sent
 
 
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("count", [1, 4])
 def test_list_namespaces_is_one_query_however_many_namespaces(rpc, admin_key, count):
     for i in range(count):
