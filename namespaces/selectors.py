@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db import router
+from django.db import connections, router
 from django.db.models import Aggregate, F, Func, JSONField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import JSONObject
 
@@ -33,13 +33,25 @@ class NamespaceRecord(NamedTuple):
 
 
 class _JSONList(Aggregate):
-    """The group's values as one JSON array."""
+    """The group's values as one JSON array, ordered by `ordering` (a column of the group).
+
+    SQLite before 3.44 cannot order inside an aggregate: there `_record` sorts the lists, by
+    code point, which is the order of SQLite's BINARY collation. PostgreSQL orders them in
+    the query, by the database's collation, as the ORM's order_by did.
+    """
 
     function = "JSONB_AGG"
+    arg_joiner = " ORDER BY "
     output_field = JSONField()
 
+    def __init__(self, value, ordering):
+        super().__init__(value, ordering)
+
     def as_sqlite(self, compiler, connection, **extra_context):
-        return super().as_sql(compiler, connection, function="JSON_GROUP_ARRAY", **extra_context)
+        value, _, aggregate_filter = self.get_source_expressions()
+        unordered = self.copy()
+        unordered.set_source_expressions([value, aggregate_filter])
+        return unordered.as_sql(compiler, connection, function="JSON_GROUP_ARRAY", **extra_context)
 
 
 class _JSONValue(Func):
@@ -52,9 +64,9 @@ class _JSONValue(Func):
         return super().as_sql(compiler, connection, function="JSON", **extra_context)
 
 
-def _children(model, **fields) -> Subquery:
+def _children(model, ordering: str, **fields) -> Subquery:
     rows = model.objects.filter(namespace=OuterRef("pk")).order_by().values("namespace")
-    return Subquery(rows.values(items=_JSONList(JSONObject(**fields))), output_field=JSONField())
+    return Subquery(rows.values(items=_JSONList(JSONObject(**fields), F(ordering))), output_field=JSONField())
 
 
 _COLUMNS = ("name", "created_at", "updated_at", *QUOTA_FIELDS, "groups_json", "targets_json", "secrets_json")
@@ -62,24 +74,24 @@ _COLUMNS = ("name", "created_at", "updated_at", *QUOTA_FIELDS, "groups_json", "t
 
 def _with_children(queryset: QuerySet) -> QuerySet:
     return queryset.annotate(
-        groups_json=_children(GroupBinding, group=F("oidc_group"), role=F("role")),
-        targets_json=_children(InternalTarget, name=F("name"), host=F("host"), ports=_JSONValue(F("ports"))),
-        secrets_json=_children(ImagePullSecret, registry=F("registry"), ref=F("secret_ref")),
+        groups_json=_children(GroupBinding, "oidc_group", group=F("oidc_group"), role=F("role")),
+        targets_json=_children(InternalTarget, "name", name=F("name"), host=F("host"), ports=_JSONValue(F("ports"))),
+        secrets_json=_children(ImagePullSecret, "registry", registry=F("registry"), ref=F("secret_ref")),
     ).values_list(*_COLUMNS)
 
 
-def _record(row: tuple) -> NamespaceRecord:
+def _record(row: tuple, vendor: str) -> NamespaceRecord:
     name, created_at, updated_at, *rest = row
     quota_values, (groups, targets, secrets) = rest[: len(QUOTA_FIELDS)], rest[len(QUOTA_FIELDS) :]
-    # Aggregates have no order of their own (SQLite's cannot take one): sorted here.
+    in_order = sorted if vendor == "sqlite" else list  # see _JSONList
     return NamespaceRecord(
         name=name,
         created_at=created_at,
         updated_at=updated_at,
         quotas={f: v for f, v in zip(QUOTA_FIELDS, quota_values, strict=True) if v is not None},
-        groups=sorted((g["group"], g["role"]) for g in groups or ()),
-        internal_targets=sorted((t["name"], t["host"], t["ports"]) for t in targets or ()),
-        image_pull_secrets=sorted((s["registry"], s["ref"]) for s in secrets or ()),
+        groups=in_order((g["group"], g["role"]) for g in groups or ()),
+        internal_targets=in_order((t["name"], t["host"], t["ports"]) for t in targets or ()),
+        image_pull_secrets=in_order((s["registry"], s["ref"]) for s in secrets or ()),
     )
 
 
@@ -87,10 +99,11 @@ _BY_NAME = PrecompiledQuery(lambda name: _with_children(Namespace.objects.filter
 
 
 def get_namespace(name: str) -> NamespaceRecord:
-    rows = _BY_NAME.rows(router.db_for_read(Namespace), name=name)
+    alias = router.db_for_read(Namespace)
+    rows = _BY_NAME.rows(alias, name=name)
     if not rows:
         raise Error.not_found(f"namespace {name!r} not found")
-    return _record(rows[0])
+    return _record(rows[0], connections[alias].vendor)
 
 
 def list_namespaces(*, after: str = "", limit: int = 100) -> list[NamespaceRecord]:
@@ -98,7 +111,8 @@ def list_namespaces(*, after: str = "", limit: int = 100) -> list[NamespaceRecor
     queryset = Namespace.objects.order_by("name")
     if after:
         queryset = queryset.filter(name__gt=after)
-    return [_record(row) for row in _with_children(queryset)[:limit]]
+    vendor = connections[queryset.db].vendor
+    return [_record(row, vendor) for row in _with_children(queryset)[:limit]]
 
 
 def roles_for_groups(groups: frozenset[str] | set[str]) -> dict[str, Role]:

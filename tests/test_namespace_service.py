@@ -5,6 +5,7 @@ from django.test.utils import CaptureQueriesContext
 from apikeys.models import ApiKey
 from audit.models import AuditEvent
 from controlplane.auth import Role
+from namespaces.models import GroupBinding, ImagePullSecret, InternalTarget
 from tests.roundtrips import RoundTrips
 
 NS = "containers.api.v1.NamespaceService/"
@@ -157,20 +158,40 @@ CHILDREN = {
 }
 
 
-def _sorted_children():
+def _in_orm_order(namespace: str) -> dict:
+    """The children in the order the ORM's order_by gives them (the database's collation)."""
+    filtered = {"namespace__name": namespace}
     return {
-        "groups": sorted(CHILDREN["groups"], key=lambda g: g["oidcGroup"]),
-        "internalTargets": sorted(CHILDREN["internalTargets"], key=lambda t: t["name"]),
-        "imagePullSecrets": sorted(CHILDREN["imagePullSecrets"], key=lambda s: s["registry"]),
+        "groups": [
+            {"oidcGroup": group, "role": Role(role).wire_name}
+            for group, role in GroupBinding.objects.filter(**filtered)
+            .order_by("oidc_group")
+            .values_list("oidc_group", "role")
+        ],
+        "internalTargets": [
+            {"name": name, "host": host, "ports": ports}
+            for name, host, ports in InternalTarget.objects.filter(**filtered)
+            .order_by("name")
+            .values_list("name", "host", "ports")
+        ],
+        "imagePullSecrets": [
+            {"registry": registry, "secretRef": ref}
+            for registry, ref in ImagePullSecret.objects.filter(**filtered)
+            .order_by("registry")
+            .values_list("registry", "secret_ref")
+        ],
     }
 
 
 def test_get_namespace_returns_every_child_in_order(rpc, admin_key):
-    assert rpc(NS + "CreateNamespace", {"namespace": "team-c", **CHILDREN}, token=admin_key).status == 200
+    children = {**CHILDREN, "groups": [*CHILDREN["groups"], {"oidcGroup": "Eng-Leads", "role": "ROLE_OPERATOR"}]}
+    assert rpc(NS + "CreateNamespace", {"namespace": "team-c", **children}, token=admin_key).status == 200
+    expected = _in_orm_order("team-c")
+    assert len(expected["groups"]) == 3
     got = rpc(NS + "GetNamespace", {"namespace": "team-c"}, token=admin_key)
-    assert {k: got.body[k] for k in CHILDREN} == _sorted_children()
+    assert {k: got.body[k] for k in CHILDREN} == expected
     listed = rpc(NS + "ListNamespaces", {}, token=admin_key).body["namespaces"]
-    assert {k: listed[1][k] for k in CHILDREN} == _sorted_children()
+    assert {k: listed[1][k] for k in CHILDREN} == expected
     assert "groups" not in listed[0]  # a namespace without children: empty lists, left out in JSON
 
 
