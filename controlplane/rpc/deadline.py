@@ -93,10 +93,10 @@ def _cancel_at(deadline: float):
 class Watchdog:
     """One daemon thread that cancels PostgreSQL statements still running at their deadline.
 
-    A statement is watched only while its execute() runs, and the cancel request is sent with
-    the lock held: the statement's thread cannot stop watching (and start another statement
-    on that connection) until the server has taken the request. A server that receives a
-    cancel for a connection that has meanwhile gone idle ignores it.
+    A statement is watched only while its execute() runs. When the watchdog cancels one, the
+    statement's thread waits, before it leaves `watching` (and could start another statement
+    on that connection), until the server has taken the cancel request; a server that gets a
+    cancel for a connection gone idle meanwhile ignores it. Other threads never wait for it.
     """
 
     def __init__(self):
@@ -105,6 +105,7 @@ class Watchdog:
     def _reset(self) -> None:
         self._lock = threading.Condition()
         self._watched: dict[int, object] = {}  # ticket → psycopg connection
+        self._cancelling: dict[int, threading.Event] = {}  # ticket → set once the request is sent
         self._deadlines: list[tuple[float, int]] = []  # heap of (deadline, ticket)
         self._tickets = itertools.count()
         self._thread: threading.Thread | None = None
@@ -125,8 +126,15 @@ class Watchdog:
             yield
         finally:
             with self._lock:
-                # Gone already if the watchdog cancelled it; else its heap entry is dropped later.
                 self._watched.pop(ticket, None)
+                cancelling = self._cancelling.pop(ticket, None)
+                if len(self._deadlines) > 2 * len(self._watched) + 64:
+                    # Finished statements' entries, kept until they come up; far deadlines
+                    # would let them pile up.
+                    self._deadlines = [entry for entry in self._deadlines if entry[1] in self._watched]
+                    heapq.heapify(self._deadlines)
+            if cancelling is not None:
+                cancelling.wait()
 
     def _run(self) -> None:
         with self._lock:
@@ -142,7 +150,14 @@ class Watchdog:
                     self._lock.wait(delay)
                     continue
                 heapq.heappop(self._deadlines)
-                self._cancel(self._watched.pop(ticket))
+                pg_connection = self._watched.pop(ticket)
+                sent = self._cancelling[ticket] = threading.Event()
+                self._lock.release()  # a slow cancel holds up no other statement
+                try:
+                    self._cancel(pg_connection)
+                finally:
+                    sent.set()
+                    self._lock.acquire()
 
     @staticmethod
     def _cancel(pg_connection) -> None:
