@@ -399,6 +399,8 @@ def measure_stack(report: Report, token: str, job_id: str, iterations: int) -> N
         f"(find_key, one round trip) {micros(statistics.median(query_times)):.0f} µs",
     )
     report.row("  authentication share of request time", f"{share:.1%}")
+    own = (sum(auth_times) - sum(query_times)) / sum(totals)
+    report.row("  of which outside the key query", f"{own:.1%} (parsing, checksum, digest, principal)")
     report.row("  SQL queries per request", f"{rpc_work[0]:g} (auth: 1); bare view: {bare_work[0]:g}")
     report.row("  database round trips per request", f"GetNamespace: {work(rpc_work)}; bare view: {work(bare_work)}")
     report.row("GetJob (by id) database round trips", work(job_work))
