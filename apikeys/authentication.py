@@ -2,22 +2,22 @@
 
 This runs on every API call, so the lookup skips the ORM's per-call query building: its
 SQL is compiled once from the ORM (so it follows the model) and then executed with the
-digest as its only parameter; values come back through the backend's usual converters.
+digest as its only parameter (controlplane.precompiled).
 """
 
 from __future__ import annotations
 
 import hmac
 from datetime import datetime, timedelta
-from functools import cache
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import connections, router
+from django.db import router
 from django.utils import timezone
 
 from controlplane.auth import Kind, Principal, Role
 from controlplane.auth.exceptions import AuthenticationFailed
+from controlplane.precompiled import PrecompiledQuery
 
 from . import tokens
 from .models import ApiKey
@@ -63,40 +63,16 @@ class ApiKeyAuthenticator:
         return principal_for_key(key)
 
 
-@cache
-def _lookup(alias: str) -> tuple[str, tuple, tuple]:
-    """SELECT of _COLUMNS WHERE digest = %s, and each output column's value converters.
-
-    A single-table query on purpose: Django runs PostgreSQL without prepared statements,
-    and planning a join costs more than executing it.
-    """
-    connection = connections[alias]
-    queryset = ApiKey.objects.using(alias).filter(digest="").order_by().values_list(*_COLUMNS)
-    compiler = queryset.query.get_compiler(alias)
-    sql, params = compiler.as_sql()
-    if tuple(params) != ("",):
-        raise RuntimeError(f"unexpected parameters in the API key lookup: {params!r}")
-    converters = tuple(
-        tuple(connection.ops.get_db_converters(column) + column.get_db_converters(connection))
-        for column, _, _ in compiler.select
-    )
-    return sql, tuple(column for column, _, _ in compiler.select), converters
+# A single-table query on purpose: Django runs PostgreSQL without prepared statements,
+# and planning a join costs more than executing it.
+_BY_DIGEST = PrecompiledQuery(
+    lambda digest: ApiKey.objects.filter(digest=digest).order_by().values_list(*_COLUMNS), "digest"
+)
 
 
 def find_key(digest: str) -> KeyRecord | None:
-    alias = router.db_for_read(ApiKey)
-    sql, columns, converters = _lookup(alias)
-    connection = connections[alias]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [digest])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    values = list(row)
-    for i, column in enumerate(columns):
-        for convert in converters[i]:
-            values[i] = convert(values[i], column, connection)
-    return KeyRecord(*values)
+    rows = _BY_DIGEST.rows(router.db_for_read(ApiKey), digest=digest)
+    return KeyRecord(*rows[0]) if rows else None
 
 
 def principal_for_key(key: KeyRecord) -> Principal:

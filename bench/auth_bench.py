@@ -1,16 +1,24 @@
 #!/usr/bin/env python
-"""Authentication benchmark: what resolving a cpk_ API key costs, alone and inside a cheap RPC.
+"""Authentication and cheap-RPC benchmark: what resolving a cpk_ API key costs, alone and
+inside GetNamespace, against a bare Django view doing the same database work.
 
 Runs on PostgreSQL (DATABASE_URL) in a throwaway database (`cp_bench_<name>`, created and
 dropped by Django's test-database machinery), so it never touches real data. Prints:
 
 - resolving an API key (ApiKeyAuthenticator): median/p95 µs, SQL queries, and the query plan;
-- GetNamespace with an ADMIN key through the whole WSGI stack (every middleware), in-process:
-  requests/s, p50/p95 latency, and the share of the request's time spent in authentication
-  (controlplane.auth.authenticators.authenticate, timed by a wrapper during the run);
-- optionally the same RPC against a real gunicorn process over loopback.
+- GetNamespace with an ADMIN key through the whole WSGI stack (every middleware), in-process,
+  side by side with a bare Django view (a plain function view added to a bench-only URLconf,
+  under the same middleware and WSGI handler, the same environ but for its path) doing the same
+  key lookup (apikeys.authentication.find_key) plus the same one namespace query: p50/p95 of
+  both, their ratio, SQL statements and database round trips per request (BEGIN/COMMIT
+  included: libpq's protocol trace, tests/roundtrips.py), and the share of GetNamespace's time
+  spent in authentication (controlplane.auth.authenticators.authenticate, timed by a wrapper);
+- round trips of a by-id read (GetJob);
+- optionally GetNamespace against a real gunicorn process over loopback.
 
-Goals: one indexed query per resolution; authentication ≤ 10% of the cheap RPC's time.
+Goals (issue 9, goal 1): one indexed query per key resolution; GetNamespace and GetJob in at
+most 2 round trips (the key lookup and one query), no transaction; GetNamespace p50 ≤ 1.5× the
+bare view's; authentication ≤ 5% of GetNamespace's time.
 Exit status: 0 when every goal passes, 1 when one fails, 2 when it cannot run.
 """
 
@@ -33,8 +41,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PROCEDURE = "/containers.api.v1.NamespaceService/GetNamespace"
+GET_JOB = "/containers.api.v1.JobService/GetJob"
+# RPC-shaped, so the middleware treats it as it treats the RPC (controlplane.auth.middleware).
+BARE_PATH = "/bench.BareDjangoView/GetNamespace"
 NAMESPACE = "bench"
-AUTH_SHARE_GOAL = 0.10
+AUTH_SHARE_GOAL = 0.05
+BARE_RATIO_GOAL = 1.5
+ROUND_TRIPS_GOAL = 2
 
 
 def parse_args(argv):
@@ -96,8 +109,9 @@ class Report:
 # --- data -------------------------------------------------------------------------------
 
 
-def seed(filler_keys: int) -> str:
-    """A namespace with a few children (so GetNamespace does its real work), an ADMIN key, filler keys."""
+def seed(filler_keys: int) -> tuple[str, str]:
+    """A namespace with a few children (so GetNamespace does its real work), an ADMIN key, filler
+    keys, and one job (for GetJob). Returns the key and the job's id."""
     from django.db import connection
     from django.utils import timezone
 
@@ -107,6 +121,7 @@ def seed(filler_keys: int) -> str:
     from controlplane.auth import Principal, Role
     from namespaces.models import Namespace
     from namespaces.services import Binding, PullSecret, Target, create_namespace
+    from workloads.services.jobs import run_job
 
     actor = Principal.system("bench")
     create_namespace(
@@ -137,10 +152,11 @@ def seed(filler_keys: int) -> str:
         ),
         batch_size=2000,
     )
+    job = run_job(actor=actor, namespace=NAMESPACE, image="alpine:3")
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-    return plaintext
+    return plaintext, job.job_id
 
 
 # --- measurements -----------------------------------------------------------------------
@@ -191,15 +207,15 @@ def explain(sql: str) -> list[str]:
     return [line for line in lines if not line.startswith(("Index Cond", "Filter", "Join Filter"))]
 
 
-def wsgi_caller(token: str):
+def wsgi_caller(token: str, path: str = PROCEDURE, message: dict | None = None):
     """Calls the project's WSGI application with a prepared environ, as gunicorn would."""
     from controlplane.wsgi import application
 
-    body = json.dumps({"namespace": NAMESPACE}).encode()
+    body = json.dumps({"namespace": NAMESPACE} if message is None else message).encode()
     base = {
         "REQUEST_METHOD": "POST",
         "SCRIPT_NAME": "",
-        "PATH_INFO": PROCEDURE,
+        "PATH_INFO": path,
         "QUERY_STRING": "",
         "SERVER_NAME": "127.0.0.1",
         "SERVER_PORT": "8000",
@@ -227,54 +243,174 @@ def wsgi_caller(token: str):
     return call
 
 
-def measure_stack(report: Report, token: str, iterations: int) -> None:
+def bare_get_namespace(request):
+    """The baseline: the same key lookup and the same one namespace query, answered with
+    json.dumps, and nothing else (no principal, no RPC runtime, no protobuf)."""
+    from django.http import HttpResponse
+
+    from apikeys import tokens
+    from apikeys.authentication import find_key
+    from controlplane.auth import Role
+    from namespaces.selectors import get_namespace
+
+    token = request.headers["Authorization"].partition(" ")[2]
+    key = find_key(tokens.digest(token))
+    if key is None or key.role != Role.ADMIN:
+        return HttpResponse(status=403)
+    record = get_namespace(json.loads(request.body)["namespace"])
+    answer = {
+        "namespace": record.name,
+        "groups": [{"oidcGroup": group, "role": role} for group, role in record.groups],
+        "internalTargets": [{"name": n, "host": h, "ports": p} for n, h, p in record.internal_targets],
+        "imagePullSecrets": [{"registry": r, "secretRef": ref} for r, ref in record.image_pull_secrets],
+        "quotas": record.quotas,
+        "createTime": record.created_at.isoformat(),
+        "updateTime": record.updated_at.isoformat(),
+    }
+    return HttpResponse(json.dumps(answer), content_type="application/json")
+
+
+def install_bare_view() -> None:
+    """A bench-only URLconf: the bare view first, then the product's routes unchanged."""
+    import types
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.urls import clear_url_caches, path
+    from django.views.decorators.csrf import csrf_exempt
+
+    module = types.ModuleType("auth_bench_urls")
+    product = import_module(settings.ROOT_URLCONF)
+    module.urlpatterns = [path(BARE_PATH[1:], csrf_exempt(bare_get_namespace)), *product.urlpatterns]
+    sys.modules[module.__name__] = module
+    settings.ROOT_URLCONF = module.__name__
+    clear_url_caches()
+
+
+def checked(call, what: str):
+    status, body = call()
+    if not status.startswith("200"):
+        raise SystemExit(f"{what} failed: {status} {body[:300]!r}")
+    return json.loads(body)
+
+
+def database_work(call, requests: int = 20) -> tuple[float, float, float]:
+    """Per request: SQL statements (CaptureQueriesContext), round trips and transactions.
+
+    Round trips: on PostgreSQL libpq's trace, BEGIN/COMMIT included (CaptureQueriesContext never
+    shows those); SQLite has none, so there they are the statements.
+    """
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from tests.roundtrips import RoundTrips
+
+    statements = 0
+    for _ in range(requests):
+        with CaptureQueriesContext(connection) as queries:
+            call()
+        statements += len(queries)  # read now: the log is cleared at the next request
+    with RoundTrips() as traced:
+        for _ in range(requests):
+            call()
+    trips = traced.round_trips if connection.vendor == "postgresql" else len(traced.statements)
+    return statements / requests, trips / requests, traced.transactions / requests
+
+
+def timed_side_by_side(calls: list, iterations: int) -> list[list[int]]:
+    """Latency samples of each call, interleaved so that the machine's drift hits all alike."""
+    samples: list[list[int]] = [[] for _ in calls]
+    for _ in range(iterations):
+        for call, mine in zip(calls, samples, strict=True):
+            started = time.perf_counter_ns()
+            call()
+            mine.append(time.perf_counter_ns() - started)
+    return samples
+
+
+def measure_stack(report: Report, token: str, job_id: str, iterations: int) -> None:
+    import apikeys.authentication as authentication
     import controlplane.auth.middleware as middleware
 
-    call = wsgi_caller(token)
-    status, body = call()
-    if not status.startswith("200") or json.loads(body).get("namespace") != NAMESPACE:
-        raise SystemExit(f"GetNamespace failed: {status} {body[:300]!r}")
+    install_bare_view()
+    rpc, bare = wsgi_caller(token), wsgi_caller(token, BARE_PATH)
+    get_job = wsgi_caller(token, GET_JOB, {"jobId": job_id})
+    if (
+        checked(rpc, "GetNamespace").get("namespace") != NAMESPACE
+        or checked(bare, "bare view")["namespace"] != NAMESPACE
+    ):
+        raise SystemExit("GetNamespace or the bare view answered another namespace")
+    checked(get_job, "GetJob")
     for _ in range(200):
-        call()
-    with CaptureQueriesContext(connection) as queries:
-        call()
-    queries_per_request = len(queries)  # now: the log is cleared at the next request
+        rpc(), bare()
+    rpc_work, bare_work, job_work = database_work(rpc), database_work(bare), database_work(get_job)
 
     auth_times: list[int] = []
-    original = middleware.authenticate
+    query_times: list[int] = []  # find_key's, within authentication
+    original, original_find_key = middleware.authenticate, authentication.find_key
+
+    authenticating = []
 
     def timed_authenticate(request):
         started = time.perf_counter_ns()
+        authenticating.append(True)
         try:
             return original(request)
         finally:
+            authenticating.clear()
             auth_times.append(time.perf_counter_ns() - started)
 
+    def timed_find_key(digest):
+        started = time.perf_counter_ns()
+        try:
+            return original_find_key(digest)
+        finally:
+            if authenticating:  # not the bare view's
+                query_times.append(time.perf_counter_ns() - started)
+
     middleware.authenticate = timed_authenticate
-    totals = []
     try:
         run_started = time.perf_counter_ns()
-        for _ in range(iterations):
-            started = time.perf_counter_ns()
-            call()
-            totals.append(time.perf_counter_ns() - started)
+        authentication.find_key = timed_find_key
+        totals, bare_totals = timed_side_by_side([rpc, bare], iterations)
         elapsed = time.perf_counter_ns() - run_started
     finally:
-        middleware.authenticate = original
-    if len(auth_times) != iterations:
+        middleware.authenticate, authentication.find_key = original, original_find_key
+    if len(auth_times) != iterations or len(query_times) != iterations:
         raise SystemExit(f"authentication ran {len(auth_times)} times for {iterations} requests")
     share = sum(auth_times) / sum(totals)
+    p50, bare_p50 = percentile(totals, 0.5), percentile(bare_totals, 0.5)
+    ratio = p50 / bare_p50
 
-    report.row("GetNamespace via WSGI stack: req/s", f"{iterations / (elapsed / 1e9):,.0f} (1 thread, in-process)")
+    def latency(samples):
+        return f"{micros(percentile(samples, 0.5)):.0f} / {micros(percentile(samples, 0.95)):.0f} µs"
+
+    def work(figures):
+        statements, trips, transactions = figures
+        return f"{statements:g} statements, {trips:g} round trips, {transactions:g} transactions"
+
+    report.row("GetNamespace via WSGI stack: req/s", f"{iterations / (sum(totals) / 1e9):,.0f} (1 thread, in-process)")
+    report.row("  latency p50 / p95", latency(totals))
+    report.row("bare Django view, same lookups: p50 / p95", latency(bare_totals))
+    report.row("  GetNamespace / bare view (p50)", f"{ratio:.2f}×  (both interleaved, {elapsed / 1e9:.1f} s)")
     report.row(
-        "  latency p50 / p95", f"{micros(percentile(totals, 0.5)):.0f} / {micros(percentile(totals, 0.95)):.0f} µs"
+        "  authentication per request (median)",
+        f"{micros(statistics.median(auth_times)):.0f} µs, of which the key query "
+        f"(find_key, one round trip) {micros(statistics.median(query_times)):.0f} µs",
     )
-    report.row("  authentication per request (median)", f"{micros(statistics.median(auth_times)):.0f} µs")
     report.row("  authentication share of request time", f"{share:.1%}")
-    report.row("  SQL queries per request", f"{queries_per_request} (auth: 1)")
+    own = (sum(auth_times) - sum(query_times)) / sum(totals)
+    report.row("  of which outside the key query", f"{own:.1%} (parsing, checksum, digest, principal)")
+    report.row("  SQL queries per request", f"{rpc_work[0]:g} (auth: 1); bare view: {bare_work[0]:g}")
+    report.row("  database round trips per request", f"GetNamespace: {work(rpc_work)}; bare view: {work(bare_work)}")
+    report.row("GetJob (by id) database round trips", work(job_work))
+    for name, (_, trips, transactions) in (("GetNamespace", rpc_work), ("GetJob", job_work)):
+        report.goal(
+            trips <= ROUND_TRIPS_GOAL and transactions == 0,
+            f"{name} in ≤ {ROUND_TRIPS_GOAL} database round trips, no transaction "
+            f"({trips:g} round trips, {transactions:g} transactions)",
+        )
+    report.goal(ratio <= BARE_RATIO_GOAL, f"GetNamespace p50 ≤ {BARE_RATIO_GOAL}× the bare view's ({ratio:.2f}×)")
     report.goal(share <= AUTH_SHARE_GOAL, f"authentication ≤ {AUTH_SHARE_GOAL:.0%} of GetNamespace time ({share:.1%})")
 
 
@@ -355,13 +491,13 @@ def main(argv=None) -> int:
         test_settings["NAME"] = str(Path(str(source_name)).with_name("cp_bench.sqlite3"))
     bench_db = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
-        token = seed(args.filler_keys)
+        token, job_id = seed(args.filler_keys)
         with connection.cursor() as cursor:
             cursor.execute("SELECT version()" if connection.vendor == "postgresql" else "SELECT sqlite_version()")
             server = cursor.fetchone()[0].split(" on ")[0]
         report = Report()
         measure_resolution(report, token, args.iterations)
-        measure_stack(report, token, args.iterations)
+        measure_stack(report, token, job_id, args.iterations)
         if args.gunicorn_seconds > 0:
             measure_gunicorn(report, token, args.gunicorn_seconds, args.gunicorn_workers, args.clients)
     finally:

@@ -44,13 +44,15 @@ MIDDLEWARE = [
     # First: refuses calls past their deadline or queued too long, before any other work.
     "controlplane.faults.shedding.LoadSheddingMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's own, except that RPCs with a bearer token skip the ones that serve only the
+    # console and cookie calls (controlplane/auth/middleware.py).
+    "controlplane.auth.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "controlplane.auth.middleware.CsrfViewMiddleware",
+    "controlplane.auth.middleware.AuthenticationMiddleware",
     "controlplane.auth.middleware.PrincipalMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "controlplane.auth.middleware.MessageMiddleware",
+    "controlplane.auth.middleware.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a lockout into its 429 page
 ]
 

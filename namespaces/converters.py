@@ -1,32 +1,36 @@
-"""Model → protobuf message conversion for namespaces."""
+"""Namespace record → protobuf message conversion."""
+
+from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from containers.api.v1 import namespace_pb2 as pb
 
-from .models import QUOTA_FIELDS, Namespace
+from .selectors import NamespaceRecord
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def timestamp(value) -> Timestamp | None:
+def timestamp(value: datetime | None) -> Timestamp | None:
+    """As Timestamp.FromDatetime (naive means UTC), at a quarter of its cost: every row of
+    every list has two."""
     if value is None:
         return None
-    ts = Timestamp()
-    ts.FromDatetime(value)
-    return ts
+    since = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)) - _EPOCH
+    return Timestamp(seconds=since.days * 86400 + since.seconds, nanos=since.microseconds * 1000)
 
 
-def namespace_to_proto(namespace: Namespace) -> pb.Namespace:
-    quotas = pb.Quotas(**{f: getattr(namespace, f) for f in QUOTA_FIELDS if getattr(namespace, f) is not None})
+def namespace_to_proto(namespace: NamespaceRecord) -> pb.Namespace:
     return pb.Namespace(
         namespace=namespace.name,
-        groups=[pb.GroupBinding(oidc_group=b.oidc_group, role=b.role) for b in namespace.group_bindings.all()],
+        groups=[pb.GroupBinding(oidc_group=group, role=role) for group, role in namespace.groups],
         internal_targets=[
-            pb.InternalTarget(name=t.name, host=t.host, ports=t.ports) for t in namespace.internal_targets.all()
+            pb.InternalTarget(name=name, host=host, ports=ports) for name, host, ports in namespace.internal_targets
         ],
         image_pull_secrets=[
-            pb.ImagePullSecret(registry=s.registry, secret_ref=s.secret_ref) for s in namespace.image_pull_secrets.all()
+            pb.ImagePullSecret(registry=registry, secret_ref=ref) for registry, ref in namespace.image_pull_secrets
         ],
-        quotas=quotas,
+        quotas=pb.Quotas(**namespace.quotas),
         create_time=timestamp(namespace.created_at),
         update_time=timestamp(namespace.updated_at),
     )

@@ -35,4 +35,12 @@ def test_bench_prints_figures_and_goals(tmp_path):
     assert "SQL queries per request" in out
     assert "[PASS] one indexed query per key resolution" in out
     assert ("[PASS] authentication" in out) or ("[FAIL] authentication" in out)
+    # The cheap RPC beside a bare Django view doing the same two lookups, in the same run.
+    assert re.search(r"^bare Django view, same lookups: p50 / p95 +\d+ / \d+ µs", out, re.MULTILINE), out
+    assert re.search(r"GetNamespace / bare view \(p50\) +\d+\.\d\d×", out), out
+    # SQLite has no round trips to count on the wire: there they are the statements.
+    assert re.search(r"GetNamespace: 2 statements, 2 round trips, 0 transactions; bare view: 2 statements", out), out
+    assert "[PASS] GetNamespace in ≤ 2 database round trips, no transaction" in out
+    assert "[PASS] GetJob in ≤ 2 database round trips, no transaction" in out
+    assert re.search(r"\[(PASS|FAIL)\] GetNamespace p50 ≤ 1.5× the bare view's", out), out
     assert not (tmp_path / "cp_bench.sqlite3").exists()  # the throwaway database is dropped

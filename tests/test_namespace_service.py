@@ -1,8 +1,12 @@
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apikeys.models import ApiKey
 from audit.models import AuditEvent
 from controlplane.auth import Role
+from namespaces.models import GroupBinding, ImagePullSecret, InternalTarget
+from tests.roundtrips import RoundTrips
 
 NS = "containers.api.v1.NamespaceService/"
 pytestmark = pytest.mark.django_db
@@ -139,3 +143,86 @@ def test_changes_are_audited(rpc, admin_key):
     rpc(NS + "CreateNamespace", {"namespace": "team-z"}, token=admin_key)
     event = AuditEvent.objects.get(action="namespace.create", target="namespace:team-z")
     assert event.actor.startswith("api_key:key_")
+
+
+CHILDREN = {
+    "groups": [{"oidcGroup": "ops", "role": "ROLE_ADMIN"}, {"oidcGroup": "eng", "role": "ROLE_VIEWER"}],
+    "internalTargets": [
+        {"name": "redis", "host": "redis.internal", "ports": [6379]},
+        {"name": "db", "host": "db.internal", "ports": [5432, 5433]},
+    ],
+    "imagePullSecrets": [
+        {"registry": "quay.io", "secretRef": "vault://q"},
+        {"registry": "ghcr.io", "secretRef": "vault://g"},
+    ],
+}
+
+
+def _in_orm_order(namespace: str) -> dict:
+    """The children in the order the ORM's order_by gives them (the database's collation)."""
+    filtered = {"namespace__name": namespace}
+    return {
+        "groups": [
+            {"oidcGroup": group, "role": Role(role).wire_name}
+            for group, role in GroupBinding.objects.filter(**filtered)
+            .order_by("oidc_group")
+            .values_list("oidc_group", "role")
+        ],
+        "internalTargets": [
+            {"name": name, "host": host, "ports": ports}
+            for name, host, ports in InternalTarget.objects.filter(**filtered)
+            .order_by("name")
+            .values_list("name", "host", "ports")
+        ],
+        "imagePullSecrets": [
+            {"registry": registry, "secretRef": ref}
+            for registry, ref in ImagePullSecret.objects.filter(**filtered)
+            .order_by("registry")
+            .values_list("registry", "secret_ref")
+        ],
+    }
+
+
+def test_get_namespace_returns_every_child_in_order(rpc, admin_key):
+    children = {**CHILDREN, "groups": [*CHILDREN["groups"], {"oidcGroup": "Eng-Leads", "role": "ROLE_OPERATOR"}]}
+    assert rpc(NS + "CreateNamespace", {"namespace": "team-c", **children}, token=admin_key).status == 200
+    expected = _in_orm_order("team-c")
+    assert len(expected["groups"]) == 3
+    got = rpc(NS + "GetNamespace", {"namespace": "team-c"}, token=admin_key)
+    assert {k: got.body[k] for k in CHILDREN} == expected
+    listed = rpc(NS + "ListNamespaces", {}, token=admin_key).body["namespaces"]
+    assert {k: listed[1][k] for k in CHILDREN} == expected
+    assert "groups" not in listed[0]  # a namespace without children: empty lists, left out in JSON
+
+
+@pytest.mark.django_db(transaction=True)  # autocommit, as in production: transactions show
+def test_get_namespace_is_the_key_lookup_and_one_query_without_a_transaction(rpc, admin_key):
+    rpc(NS + "CreateNamespace", {"namespace": "team-c", **CHILDREN}, token=admin_key)  # also writes last_used
+    with RoundTrips() as database:
+        got = rpc(NS + "GetNamespace", {"namespace": "team-c"}, token=admin_key)
+    assert got.status == 200
+    tables = [sql.rsplit(" FROM ", 1)[1].split()[0].strip('"') for sql, _ in database.statements]
+    assert tables == ["apikeys_apikey", "namespaces_namespace"], database.statements
+    assert database.transactions == 0
+    if connection.vendor == "postgresql":  # what went over the wire: no BEGIN/COMMIT either
+        assert database.round_trips == 2, database.sent
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_still_runs_in_one_transaction(rpc, admin_key):
+    with RoundTrips() as database:
+        rpc(NS + "UpdateNamespace", {"namespace": "team-a", "groups": CHILDREN["groups"]}, token=admin_key)
+    assert database.transactions >= 1
+    if connection.vendor == "postgresql":
+        assert database.sent.count("BEGIN") == 1 and database.sent[-1] == "COMMIT", database.sent
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("count", [1, 4])
+def test_list_namespaces_is_one_query_however_many_namespaces(rpc, admin_key, count):
+    for i in range(count):
+        rpc(NS + "CreateNamespace", {"namespace": f"team-{i}x", **CHILDREN}, token=admin_key)
+    with CaptureQueriesContext(connection) as queries:
+        listed = rpc(NS + "ListNamespaces", {}, token=admin_key)
+    assert len(listed.body["namespaces"]) == count + 1
+    assert len(queries) == 2  # the key lookup and the page

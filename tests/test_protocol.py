@@ -18,6 +18,7 @@ from google.rpc import error_details_pb2
 from containers.api.v1 import namespace_pb2 as pb
 from namespaces.models import Namespace
 from tests.connect import NAMESPACE_SERVICE, NS, assert_error
+from tests.roundtrips import RoundTrips
 from tests.testing_service import PATH, SECRET_IN_CRASH, TESTING_SERVICE
 
 pytestmark = pytest.mark.django_db
@@ -218,6 +219,33 @@ def test_deadline_cancels_a_slow_query_and_its_transaction(call, testing_service
     # The write before the slow query was rolled back; the connection still works.
     assert not Namespace.objects.filter(name="made-before-the-slow-query").exists()
     with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)
+
+
+@pytest.mark.django_db(transaction=True)  # a read runs in autocommit, as in production
+def test_deadline_cancels_a_slow_read_outside_any_transaction(call, testing_service):
+    assert call(GET, {"namespace": "team-a"}).status == 200  # the key's first use writes last_used
+    with RoundTrips() as database:
+        started = time.monotonic()
+        result = call(PATH + "SlowRead", {}, headers={"Connect-Timeout-Ms": "300"})
+        elapsed = time.monotonic() - started
+    assert_error(result, "deadline_exceeded")
+    assert elapsed < 2.5, f"the slow read was not cancelled: {elapsed:.1f}s"
+    assert database.transactions == 0, database.sent or database.statements
+    # Only the key lookup and the read itself: no round trip was spent on the deadline.
+    assert len(database.statements) == 2, database.statements
+    with connection.cursor() as cursor:  # the connection still works
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_within_its_deadline_is_not_cancelled(call, testing_service):
+    result = call(GET, {"namespace": "team-a"}, headers={"Connect-Timeout-Ms": "5000"})
+    assert result.status == 200, result
+    time.sleep(0.05)
+    with connection.cursor() as cursor:  # nothing cancels later statements on this connection
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)
 

@@ -1,4 +1,5 @@
-"""A test-only Connect service: a slow database query, a slow handler and a crash.
+"""A test-only Connect service: slow database queries (in a write, and read-only), a slow
+handler and a crash.
 
 Mounted with override_settings(RPC_SERVICES=[..., TESTING_SERVICE]). Its descriptor is a
 real proto service, built here from well-known messages, and its connectrpc application is
@@ -26,6 +27,7 @@ PATH = "tests.v1.TestingService/"
 SLOW_QUERY_SECONDS = 5
 SECRET_IN_CRASH = "password=hunter2 at db.internal:5432"
 EMPTY = ".google.protobuf.Empty"
+READ_ONLY = {"SlowRead"}  # idempotency_level NO_SIDE_EFFECTS: served without a transaction
 
 
 def _descriptor():
@@ -36,8 +38,10 @@ def _descriptor():
         syntax="proto3",
     )
     service = file.service.add(name="TestingService")
-    for name in ("SlowQuery", "SlowHandler", "WriteThenSlow", "Crash"):
-        service.method.add(name=name, input_type=EMPTY, output_type=EMPTY)
+    for name in ("SlowQuery", "SlowRead", "SlowHandler", "WriteThenSlow", "Crash"):
+        method = service.method.add(name=name, input_type=EMPTY, output_type=EMPTY)
+        if name in READ_ONLY:
+            method.options.idempotency_level = descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS
     pool = descriptor_pool.Default()
     pool.Add(file)
     return pool.FindServiceByName("tests.v1.TestingService")
@@ -62,7 +66,9 @@ class TestingApplication(ConnectWSGIApplication):
                     service_name=DESCRIPTOR.full_name,
                     input=empty_pb2.Empty,
                     output=empty_pb2.Empty,
-                    idempotency_level=IdempotencyLevel.UNKNOWN,
+                    idempotency_level=(
+                        IdempotencyLevel.NO_SIDE_EFFECTS if method.name in READ_ONLY else IdempotencyLevel.UNKNOWN
+                    ),
                     stream_type=StreamType.UNARY,
                 ),
                 function=getattr(service, handler_name(method.name)),
@@ -85,6 +91,13 @@ class TestingService(Service):
     def slow_query(self, request, ctx):
         # Work first, then a query that outlives any short deadline: the deadline must undo both.
         create_namespace(actor=Principal.system("tests"), name="made-before-the-slow-query")
+        with connection.cursor() as cursor:
+            cursor.execute(slow_query_sql())
+        return empty_pb2.Empty()
+
+    @rpc(permission=AdminOnly())
+    def slow_read(self, request, ctx):
+        # A read-only method runs without a transaction: the deadline must still cancel it.
         with connection.cursor() as cursor:
             cursor.execute(slow_query_sql())
         return empty_pb2.Empty()

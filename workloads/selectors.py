@@ -8,6 +8,7 @@ from typing import NamedTuple
 from django.db.models import Model, Q
 
 from controlplane.errors import Error
+from controlplane.rpc import looked_up
 from namespaces.models import Namespace
 
 from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
@@ -29,16 +30,21 @@ PUBLIC_IDS: dict[type[Model], PublicId] = {
 
 
 def namespace_of(model: type[Model], public_id: str) -> str:
-    """The namespace a resource lives in, for authorization; not_found if the id exists nowhere."""
-    field, _, what = PUBLIC_IDS[model]
-    name = model.objects.filter(**{field: public_id}).values_list("namespace__name", flat=True).first()
-    if name is None:
-        raise Error.not_found(f"{what} {public_id!r} not found")
-    return name
+    """The namespace a resource lives in, for authorization; not_found if the id exists nowhere.
+
+    The row is looked up whole and kept for the call, so the handler's `get` reuses it."""
+    return get(model, public_id).namespace.name
 
 
 def get(model: type[Model], public_id: str, *, for_update: bool = False):
-    """The resource with its related rows; for_update also locks it until the transaction ends."""
+    """The resource with its related rows, once per call (rpc.context.looked_up).
+
+    for_update always reads the row again and locks it until the transaction ends; the locked
+    row then replaces any copy read earlier in the call."""
+    return looked_up((model, public_id), lambda: _load(model, public_id, for_update), reload=for_update)
+
+
+def _load(model: type[Model], public_id: str, for_update: bool):
     field, _, what = PUBLIC_IDS[model]
     queryset = model.objects.select_related(*_related(model))
     if for_update:

@@ -88,15 +88,17 @@ def call_deadline(ctx: RequestContext) -> float | None:
     return time.monotonic() + remaining_ms / 1000 - max(0.0, call.dispatched - arrived)
 
 
-def looked_up(key, load):
+def looked_up(key, load, *, reload: bool = False):
     """`load()` once per call: an authorizer's lookup of a resource and the handler's share the row.
 
+    reload: load anyway and remember this row instead, e.g. one read with a lock, which an
+    earlier unlocked copy must not stand in for (and which later plain lookups then share).
     Outside an RPC (commands, the console) it simply loads. A failed load is not remembered.
     """
     call = _current.get()
     if call is None:
         return load()
-    if key not in call.lookups:
+    if reload or key not in call.lookups:
         call.lookups[key] = load()
     return call.lookups[key]
 

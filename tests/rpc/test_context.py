@@ -35,3 +35,10 @@ def test_a_failed_load_is_not_remembered():
         with pytest.raises(Error):
             looked_up("j1", missing)
         assert looked_up("j1", lambda: "found") == "found"
+
+
+def test_reload_loads_again_and_later_lookups_share_the_new_row():
+    with serving(RequestFactory().post("/")):
+        assert looked_up("j1", lambda: "unlocked") == "unlocked"
+        assert looked_up("j1", lambda: "locked", reload=True) == "locked"
+        assert looked_up("j1", lambda: "never loaded") == "locked"

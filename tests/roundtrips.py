@@ -1,0 +1,82 @@
+"""What a block of code sends to the database, BEGIN and COMMIT included.
+
+CaptureQueriesContext lists the statements Django's cursors run, but not the BEGIN and
+COMMIT that transaction.atomic() makes psycopg send. So on PostgreSQL this reads libpq's
+own protocol trace of the connection: every message that went over the wire, and one
+ReadyForQuery from the server per round trip. On SQLite, which has no round trips, it
+records the statements and whether each ran inside a transaction of the real connection.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+
+from django.db import connection
+from django.db.backends.signals import connection_created
+
+_SENT = re.compile(r'^F\t\d+\t(Query|Parse)\t (?:"[^"]*" )?"(.*)"', re.DOTALL)
+
+
+class RoundTrips:
+    def __init__(self):
+        self.statements: list[tuple[str, bool]] = []  # (SQL, inside a transaction)
+        self.sent: list[str] = []  # PostgreSQL: each query's text as sent, BEGIN/COMMIT included
+        self.round_trips = 0  # PostgreSQL: server ReadyForQuery messages
+        self._traced: dict[int, object] = {}
+
+    def __enter__(self) -> RoundTrips:
+        self._wrapper = connection.execute_wrapper(self._record)
+        self._wrapper.__enter__()
+        if connection.vendor == "postgresql":
+            self._trace_file = tempfile.TemporaryFile("w+")
+            connection_created.connect(self._on_connect)
+            if connection.connection is not None:
+                self._trace(connection.connection)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._wrapper.__exit__(*exc_info)
+        if connection.vendor != "postgresql":
+            return
+        connection_created.disconnect(self._on_connect)
+        for pg in self._traced.values():
+            if not pg.closed:
+                pg.pgconn.untrace()
+        self._trace_file.seek(0)
+        self._parse(self._trace_file.read())
+        self._trace_file.close()
+
+    @property
+    def transactions(self) -> int:
+        """BEGINs sent (PostgreSQL) / statements run inside a transaction (SQLite)."""
+        if connection.vendor == "postgresql":
+            return sum(1 for sql in self.sent if sql.upper().startswith("BEGIN"))
+        return sum(1 for _, in_transaction in self.statements if in_transaction)
+
+    def _record(self, execute, sql, params, many, context):
+        real = context["connection"].connection
+        in_transaction = bool(getattr(real, "in_transaction", False)) or context["connection"].in_atomic_block
+        self.statements.append((sql, in_transaction))
+        return execute(sql, params, many, context)
+
+    def _on_connect(self, sender, connection, **kwargs):
+        self._trace(connection.connection)
+
+    def _trace(self, pg) -> None:
+        if id(pg) in self._traced:
+            return
+        from psycopg import pq
+
+        self._trace_file.flush()
+        pg.pgconn.trace(self._trace_file.fileno())
+        pg.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        self._traced[id(pg)] = pg
+
+    def _parse(self, trace: str) -> None:
+        for line in trace.splitlines():
+            if line.startswith("B\t") and "\tReadyForQuery\t" in line:
+                self.round_trips += 1
+            match = _SENT.match(line)
+            if match:
+                self.sent.append(match.group(2))
