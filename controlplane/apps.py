@@ -13,6 +13,7 @@ class ControlPlaneAdminConfig(AdminConfig):
         from django.contrib.auth.models import Group
 
         from .admin_site import check_registry
+        from .auth import checks  # noqa: F401 (registers the deploy checks)
 
         # Local accounts are the break-glass superuser, managed with manage.py
         # (createsuperuser, changepassword); the console offers no unaudited way to add admins.

@@ -36,5 +36,18 @@ def test_check_deploy_is_clean_with_production_settings(database_url):
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert "System check identified no issues (0 silenced)." in output
+    # Only Django's W002/W003, which controlplane.auth.checks replaces for our middleware.
+    assert "System check identified no issues (2 silenced)." in output
     assert "WARNING" not in output
+
+
+def test_missing_browser_protection_is_reported_in_place_of_djangos_checks(settings):
+    from controlplane.auth.checks import check_browser_middleware
+
+    assert check_browser_middleware() == []
+    settings.MIDDLEWARE = [
+        m for m in settings.MIDDLEWARE if not m.endswith(("CsrfViewMiddleware", "XFrameOptionsMiddleware"))
+    ]
+    assert {w.id for w in check_browser_middleware()} == {"controlplane.W002", "controlplane.W003"}
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "django.middleware.csrf.CsrfViewMiddleware"]
+    assert {w.id for w in check_browser_middleware()} == {"controlplane.W002"}
