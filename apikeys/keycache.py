@@ -26,6 +26,7 @@ go first). SQLite has no NOTIFY, so there is no cache there.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
@@ -42,7 +43,6 @@ logger = logging.getLogger(__name__)
 CHANNEL = "apikeys_changed"
 FLUSH = "*"  # a TRUNCATE's payload; never a digest (hex)
 APPLICATION_NAME = "controlplane-keycache"
-POLL_SECONDS = 1.0  # how often the idle listener looks at its stop flag
 MAX_BACKOFF_SECONDS = 5.0
 
 
@@ -58,6 +58,7 @@ class KeyCache:
         self._applying = False
         self._socket: int | None = None  # the listener connection's file descriptor
         self._stop = threading.Event()
+        self._wake_read, self._wake_write = os.pipe()  # stop() interrupts the listener's wait
         self._thread: threading.Thread | None = None
         self.connects = 0  # times the listener has started listening (tests and logs)
 
@@ -130,8 +131,15 @@ class KeyCache:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        os.write(self._wake_write, b"x")
         if self._thread is not None:
             self._thread.join(timeout)
+        self.close_pipe()
+
+    def close_pipe(self) -> None:
+        for fd in (self._wake_read, self._wake_write):
+            with contextlib.suppress(OSError):  # already closed
+                os.close(fd)
 
     def _listen_forever(self) -> None:
         backoff = 0.1
@@ -167,8 +175,8 @@ class KeyCache:
 
     def _relay(self, conn: psycopg.Connection) -> None:
         while not self._stop.is_set():
-            readable, _, _ = select.select([conn.fileno()], [], [], POLL_SECONDS)
-            if not readable:
+            readable, _, _ = select.select([conn.fileno(), self._wake_read], [], [])
+            if conn.fileno() not in readable:
                 continue
             with self._lock:
                 self._applying = True  # from now until evicted, calls bypass the cache
@@ -229,6 +237,8 @@ def _after_fork_in_child() -> None:
     # The listener thread does not survive a fork, and its connection belongs to the parent
     # (psycopg does not close a connection from another process): start from nothing.
     global _caches_lock
+    for cache in _caches.values():
+        cache.close_pipe()  # the child's copies; the parent's stay open
     _caches.clear()
     _caches_lock = threading.Lock()
 

@@ -13,6 +13,7 @@ import zstandard
 from django.db import connection
 from google.protobuf import json_format, message_factory
 
+from apikeys import keycache
 from apikeys.services import issue_api_key
 from controlplane.auth import Principal, Role
 from controlplane.auth.authenticators import SessionAuthenticator
@@ -216,6 +217,15 @@ def live_service(django_db_setup, django_db_blocker):
     service = ServiceProcess().start()
     yield service
     service.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_key_cache_left():
+    # A test that authenticated outside a transaction started this process's key cache
+    # listener; stop it, so that no test inherits its entries and no connection outlives
+    # the test database (whose DROP it would block).
+    yield
+    keycache.reset()
 
 
 @pytest.fixture(autouse=True)

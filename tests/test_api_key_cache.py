@@ -27,13 +27,6 @@ from tests.conftest import SYSTEM
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    keycache.reset()
-    yield
-    keycache.reset()
-
-
 def wait_for(condition, timeout: float = 5.0) -> float:
     """Seconds until `condition()` held; fails the test if it does not within `timeout`."""
     started = time.monotonic()
@@ -111,7 +104,7 @@ def test_every_write_path_invalidates(namespace, make_key, write):
     else:  # what pytest-django's flush does between transactional tests; SQLite has no TRUNCATE
         with connection.cursor() as cursor:
             cursor.execute(
-                "TRUNCATE apikeys_apikey" if connection.vendor == "postgresql" else "DELETE FROM apikeys_apikey"
+                "TRUNCATE apikeys_apikey CASCADE" if connection.vendor == "postgresql" else "DELETE FROM apikeys_apikey"
             )
     # NOTIFY is asynchronous: the listener hears it within milliseconds, not at the commit.
     wait_for(lambda: refused(token), timeout=2.0)
