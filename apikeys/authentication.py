@@ -49,10 +49,14 @@ class ApiKeyAuthenticator:
         return token.startswith(tokens.PREFIX)
 
     def authenticate(self, token: str) -> Principal:
-        if not tokens.is_well_formed(token):
-            raise AuthenticationFailed("malformed API key")
         digest = tokens.digest(token)
-        key = resolve_key(digest)
+        key = cached_key(digest)
+        if key is None:
+            # Only a key that resolved before passes the cache; anything else has its form
+            # checked first, so a mistyped or made-up key costs no query.
+            if not tokens.is_well_formed(token):
+                raise AuthenticationFailed("malformed API key")
+            key = looked_up_key(digest)
         # The index or the cache finds the row; the comparison that decides is constant-time.
         if key is None or not hmac.compare_digest(key.digest, digest):
             raise AuthenticationFailed("unknown API key")
@@ -77,18 +81,28 @@ def find_key(digest: str) -> KeyRecord | None:
     return KeyRecord(*rows[0]) if rows else None
 
 
-def resolve_key(digest: str) -> KeyRecord | None:
-    """find_key, answered from this process's cache when it can be trusted."""
+def _usable_cache() -> keycache.KeyCache | None:
     alias = router.db_for_read(ApiKey)
     cache = keycache.cache_for(alias)
     # Inside a transaction the caller may hold uncommitted changes to keys that nobody has
     # been notified of: only the database's answer is right there.
     if cache is None or connections[alias].in_atomic_block:
+        return None
+    return cache
+
+
+def cached_key(digest: str) -> KeyRecord | None:
+    """The key from this process's cache, when it has it and can be trusted now."""
+    cache = _usable_cache()
+    return cache.get(digest) if cache is not None else None
+
+
+def looked_up_key(digest: str) -> KeyRecord | None:
+    """find_key, remembered in this process's cache if the key is active."""
+    cache = _usable_cache()
+    if cache is None:
         return find_key(digest)
-    key = cache.get(digest)
-    if key is not None:
-        return key
-    ticket = cache.ticket()
+    ticket = cache.ticket()  # before the read: an invalidation during it voids the entry
     key = find_key(digest)
     if key is not None and key.revoked_at is None:  # unknown keys are never cached
         cache.put(digest, key, ticket)
