@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 CHANNEL = "apikeys_changed"
 FLUSH = "*"  # a TRUNCATE's payload; never a digest (hex)
-APPLICATION_NAME = "controlplane-keycache"
+APPLICATION_NAME = "controlplane-keycache"  # in pg_stat_activity, with the process id
 MAX_BACKOFF_SECONDS = 5.0
 
 
@@ -163,7 +163,7 @@ class KeyCache:
         params.pop("cursor_factory", None)
         params.update(
             autocommit=True,
-            application_name=APPLICATION_NAME,
+            application_name=listener_name(),
             # A silently dead peer is noticed by TCP, not only by the next notification.
             keepalives=1,
             keepalives_idle=10,
@@ -201,6 +201,10 @@ class KeyCache:
             self._socket = None
             self._entries.clear()
             self._generation += 1
+
+
+def listener_name(pid: int | None = None) -> str:
+    return f"{APPLICATION_NAME} {pid or os.getpid()}"
 
 
 _caches: dict[str, KeyCache] = {}

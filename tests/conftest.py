@@ -220,10 +220,12 @@ def live_service(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture(autouse=True)
-def _no_key_cache_left():
-    # A test that authenticated outside a transaction started this process's key cache
-    # listener; stop it, so that no test inherits its entries and no connection outlives
-    # the test database (whose DROP it would block).
+def _no_key_cache(settings):
+    # In-process tests count each call's queries and expect their writes seen at once, so the
+    # API key cache is off here; tests/test_api_key_cache*.py turn it on, and every gunicorn a
+    # test starts runs with it. A listener a test started is stopped afterwards: no test
+    # inherits its entries, and no connection outlives the test database (its DROP would fail).
+    settings.API_KEY_CACHE_SECONDS = 0
     yield
     keycache.reset()
 

@@ -27,6 +27,11 @@ from tests.conftest import SYSTEM
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def key_cache_on(settings):
+    settings.API_KEY_CACHE_SECONDS = 5  # the default; conftest turns it off for other tests
+
+
 def wait_for(condition, timeout: float = 5.0) -> float:
     """Seconds until `condition()` held; fails the test if it does not within `timeout`."""
     started = time.monotonic()
@@ -139,7 +144,7 @@ def test_listener_lost_means_no_cache_until_it_is_back(namespace, make_key):
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s AND datname = %s",
-            [keycache.APPLICATION_NAME, connection.settings_dict["NAME"]],
+            [keycache.listener_name(), connection.settings_dict["NAME"]],
         )
         assert cursor.fetchone() == (True,)
     wait_for(lambda: cache.connects == 2 or not cache.listening)
