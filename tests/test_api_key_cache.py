@@ -99,6 +99,7 @@ def test_every_write_path_invalidates(namespace, make_key, write):
     key = ApiKey.objects.get(namespace__name="doomed")
     if write == "service":
         revoke_api_key(actor=SYSTEM, key_id=key.key_id)
+        assert refused(token)  # this process evicted it at commit, without waiting for NOTIFY
     elif write == "raw SQL":
         with connection.cursor() as cursor:
             cursor.execute("UPDATE apikeys_apikey SET revoked_at = CURRENT_TIMESTAMP WHERE key_id = %s", [key.key_id])
