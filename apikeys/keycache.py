@@ -142,17 +142,21 @@ class KeyCache:
                 os.close(fd)
 
     def _listen_forever(self) -> None:
-        backoff = 0.1
+        backoff, lost = 0.1, False
         while not self._stop.is_set():
             try:
                 with psycopg.connect(**self._connection_params()) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self._up(conn)
-                    backoff = 0.1
+                    if lost:
+                        logger.warning("API key cache listener on %r is back; using the cache again", self.alias)
+                    lost, backoff = False, 0.1
                     self._relay(conn)
             except Exception as exc:  # any failure: fail closed and retry
-                if not self._stop.is_set():
-                    logger.warning("API key cache listener on %r lost (%s); bypassing the cache", self.alias, exc)
+                if not self._stop.is_set() and not lost:  # once per outage, not at every retry
+                    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    logger.warning("API key cache listener on %r lost (%s); bypassing the cache", self.alias, reason)
+                    lost = True
             finally:
                 self._down()
             self._stop.wait(backoff)
