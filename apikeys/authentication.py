@@ -1,8 +1,10 @@
-"""Authenticator for cpk_ API keys: token → principal, in one indexed query.
+"""Authenticator for cpk_ API keys: token → principal, in one indexed query at most.
 
-This runs on every API call, so the lookup skips the ORM's per-call query building: its
-SQL is compiled once from the ORM (so it follows the model) and then executed with the
-digest as its only parameter (controlplane.precompiled).
+This runs on every API call. Resolved keys are kept in a per-process cache invalidated by
+PostgreSQL NOTIFY (apikeys.keycache), so most calls make no query; otherwise the lookup
+skips the ORM's per-call query building: its SQL is compiled once from the ORM (so it
+follows the model) and then executed with the digest as its only parameter
+(controlplane.precompiled).
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import router
+from django.db import connections, router
 from django.utils import timezone
 
 from controlplane.auth import Kind, Principal, Role
 from controlplane.auth.exceptions import AuthenticationFailed
 from controlplane.precompiled import PrecompiledQuery
 
-from . import tokens
+from . import keycache, tokens
 from .models import ApiKey
 
 
@@ -47,11 +49,15 @@ class ApiKeyAuthenticator:
         return token.startswith(tokens.PREFIX)
 
     def authenticate(self, token: str) -> Principal:
-        if not tokens.is_well_formed(token):
-            raise AuthenticationFailed("malformed API key")
         digest = tokens.digest(token)
-        key = find_key(digest)
-        # The unique index finds the row; the comparison that decides is constant-time.
+        key = cached_key(digest)
+        if key is None:
+            # Only a key that resolved before passes the cache; anything else has its form
+            # checked first, so a mistyped or made-up key costs no query.
+            if not tokens.is_well_formed(token):
+                raise AuthenticationFailed("malformed API key")
+            key = looked_up_key(digest)
+        # The index or the cache finds the row; the comparison that decides is constant-time.
         if key is None or not hmac.compare_digest(key.digest, digest):
             raise AuthenticationFailed("unknown API key")
         now = timezone.now()
@@ -73,6 +79,34 @@ _BY_DIGEST = PrecompiledQuery(
 def find_key(digest: str) -> KeyRecord | None:
     rows = _BY_DIGEST.rows(router.db_for_read(ApiKey), digest=digest)
     return KeyRecord(*rows[0]) if rows else None
+
+
+def _usable_cache() -> keycache.KeyCache | None:
+    alias = router.db_for_read(ApiKey)
+    cache = keycache.cache_for(alias)
+    # Inside a transaction the caller may hold uncommitted changes to keys that nobody has
+    # been notified of: only the database's answer is right there.
+    if cache is None or connections[alias].in_atomic_block:
+        return None
+    return cache
+
+
+def cached_key(digest: str) -> KeyRecord | None:
+    """The key from this process's cache, when it has it and can be trusted now."""
+    cache = _usable_cache()
+    return cache.get(digest) if cache is not None else None
+
+
+def looked_up_key(digest: str) -> KeyRecord | None:
+    """find_key, remembered in this process's cache if the key is active."""
+    cache = _usable_cache()
+    if cache is None:
+        return find_key(digest)
+    ticket = cache.ticket()  # before the read: an invalidation during it voids the entry
+    key = find_key(digest)
+    if key is not None and key.revoked_at is None:  # unknown keys are never cached
+        cache.put(digest, key, ticket)
+    return key
 
 
 def principal_for_key(key: KeyRecord) -> Principal:

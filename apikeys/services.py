@@ -14,7 +14,7 @@ from idempotency.services import idempotent
 from namespaces.models import Namespace
 from namespaces.services import validate_namespace_name, validate_role
 
-from . import tokens
+from . import keycache, tokens
 from .models import ApiKey
 
 MAX_NAME_LENGTH = 200
@@ -131,6 +131,9 @@ def revoke_api_key(*, actor: Principal, key_id: str) -> ApiKey:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
+        # This process forgets the key as soon as the revocation is visible; the trigger's
+        # NOTIFY tells every other process (apikeys.keycache).
+        transaction.on_commit(lambda: keycache.forget(key.digest))
         record(actor=actor, action="api_key.revoke", target=f"api_key:{key.key_id}", namespace=key.namespace.name)
     return key
 

@@ -250,6 +250,16 @@ AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 
 # API keys: last-used is written at most this often per key.
 API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)
+# Resolved API keys are cached per process on PostgreSQL, evicted at once by NOTIFY when a key
+# changes (apikeys.keycache); the lifetime is only a safety net. 0 turns the cache off.
+API_KEY_CACHE_SECONDS = env.int("API_KEY_CACHE_SECONDS", default=5)
+API_KEY_CACHE_SIZE = env.int("API_KEY_CACHE_SIZE", default=10000)
+if API_KEY_CACHE_SECONDS < 0:
+    raise SettingError(f"API_KEY_CACHE_SECONDS={API_KEY_CACHE_SECONDS} is negative: set 0 (off) or a number of seconds")
+if API_KEY_CACHE_SIZE < 1:
+    raise SettingError(
+        f"API_KEY_CACHE_SIZE={API_KEY_CACHE_SIZE} must be at least 1 (API_KEY_CACHE_SECONDS=0 turns it off)"
+    )
 
 LOGGING = {
     "version": 1,

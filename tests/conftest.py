@@ -13,6 +13,7 @@ import zstandard
 from django.db import connection
 from google.protobuf import json_format, message_factory
 
+from apikeys import keycache
 from apikeys.services import issue_api_key
 from controlplane.auth import Principal, Role
 from controlplane.auth.authenticators import SessionAuthenticator
@@ -216,6 +217,17 @@ def live_service(django_db_setup, django_db_blocker):
     service = ServiceProcess().start()
     yield service
     service.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_key_cache(settings):
+    # In-process tests count each call's queries and expect their writes seen at once, so the
+    # API key cache is off here; tests/test_api_key_cache*.py turn it on, and every gunicorn a
+    # test starts runs with it. A listener a test started is stopped afterwards: no test
+    # inherits its entries, and no connection outlives the test database (its DROP would fail).
+    settings.API_KEY_CACHE_SECONDS = 0
+    yield
+    keycache.reset()
 
 
 @pytest.fixture(autouse=True)

@@ -31,6 +31,8 @@ def run(command: list[str], **environment: str) -> tuple[subprocess.CompletedPro
         ({"DATABASE_URL": "mysql://db/x"}, "DATABASE_URL='mysql://db/x'", "or sqlite:///PATH"),
         ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean", "set it to true or false"),
         ({"DEBUG": "false"}, "SECRET_KEY is not set and DEBUG is off", "export SECRET_KEY=$(python3 -c"),
+        ({"API_KEY_CACHE_SECONDS": "-1"}, "API_KEY_CACHE_SECONDS=-1 is negative", "set 0 (off) or a number"),
+        ({"API_KEY_CACHE_SIZE": "0"}, "API_KEY_CACHE_SIZE=0 must be at least 1", "API_KEY_CACHE_SECONDS=0 turns"),
         (
             POOLED_POSTGRES | {"DATABASE_POOL_MAX_SIZE": "ten"},
             "POOL_MAX_SIZE='ten' is not a whole",
