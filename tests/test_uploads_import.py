@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.uploads_factory import LIST, add, make_bucket, record
+from uploads import services
 from uploads.models import Alias, Bucket, BucketMetadataKey, MetaUpload, Upload
 
 
@@ -88,6 +89,34 @@ def test_invalid_lines_name_their_line_number(namespace, tmp_path, line, message
     with pytest.raises(CommandError, match=message):
         run("import_uploads", "--bucket", str(bucket.pk), str(file))
     assert not Upload.objects.exists()
+
+
+def test_a_duplicate_in_a_later_batch_names_its_line(namespace, tmp_path, monkeypatch):
+    # Ids are checked against the database per batch, not remembered: memory stays flat.
+    monkeypatch.setattr(services, "IMPORT_BATCH", 2)
+    bucket = make_bucket()
+    file = tmp_path / "dup.jsonl"
+    file.write_text("".join(json.dumps(record(n)) + "\n" for n in (1, 2, 3, 1)))
+    with pytest.raises(CommandError, match="line 4: uploadId 'u0001' already exists"):
+        run("import_uploads", "--bucket", str(bucket.pk), str(file))
+    assert not Upload.objects.exists()
+
+
+def test_a_line_that_is_not_utf8_is_named(namespace, tmp_path):
+    bucket = make_bucket()
+    file = tmp_path / "latin1.jsonl"
+    file.write_bytes(json.dumps(record(1)).encode() + b"\n" + b'{"slug": "caf\xe9"}\n')
+    with pytest.raises(CommandError, match=r"line 2: .*nothing was imported"):
+        run("import_uploads", "--bucket", str(bucket.pk), str(file))
+    assert not Upload.objects.exists()
+
+
+def test_a_value_too_long_for_its_column_names_field_and_limit(namespace, tmp_path):
+    bucket = make_bucket()
+    file = tmp_path / "long.jsonl"
+    file.write_text(json.dumps(record(1, author={"userId": "x" * 200})) + "\n")
+    with pytest.raises(CommandError, match=r"line 1: author.userId: must be at most 128 characters"):
+        run("import_uploads", "--bucket", str(bucket.pk), str(file))
 
 
 def test_an_existing_upload_id_is_refused(namespace, tmp_path):
