@@ -91,13 +91,25 @@ def test_invalid_lines_name_their_line_number(namespace, tmp_path, line, message
     assert not Upload.objects.exists()
 
 
-def test_a_duplicate_in_a_later_batch_names_its_line(namespace, tmp_path, monkeypatch):
-    # Ids are checked against the database per batch, not remembered: memory stays flat.
+ALIAS = {"aliasId": "a-1", "slug": "shared"}
+
+
+@pytest.mark.parametrize(
+    "fourth, message",
+    [
+        (record(1), "line 4: uploadId 'u0001' already exists"),
+        (record(4, aliases=[ALIAS]), "line 4: aliasId 'a-1' already exists"),
+    ],
+)
+def test_a_clash_with_an_earlier_batch_names_its_line(namespace, tmp_path, monkeypatch, fourth, message):
+    # Only the current batch's ids are remembered (memory flat in the file's size): a
+    # clash with an earlier batch comes back from the database and still names its line.
     monkeypatch.setattr(services, "IMPORT_BATCH", 2)
     bucket = make_bucket()
     file = tmp_path / "dup.jsonl"
-    file.write_text("".join(json.dumps(record(n)) + "\n" for n in (1, 2, 3, 1)))
-    with pytest.raises(CommandError, match="line 4: uploadId 'u0001' already exists"):
+    lines = [record(1, aliases=[ALIAS]), record(2), record(3), fourth]
+    file.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(CommandError, match=message):
         run("import_uploads", "--bucket", str(bucket.pk), str(file))
     assert not Upload.objects.exists()
 
@@ -153,3 +165,5 @@ def test_seed_generates_every_kind_of_child_and_metadata_type(namespace, rpc, ma
     run("seed_uploads", "--bucket", str(bucket.pk), "--count", "5", "--seed", "5")
     again = set(Upload.objects.values_list("pk", "slug"))
     assert len(again) == 5 and again <= set(first)
+    with pytest.raises(CommandError, match="uploads of --seed 5 already exist"):
+        run("seed_uploads", "--bucket", str(bucket.pk), "--count", "5", "--seed", "5")
