@@ -19,7 +19,7 @@ PostgreSQL only (exit 2 on anything else). Works in a throwaway database
 4. what the indexes cost: the pre-generated upload rows COPYed into scratch copies of the
    uploads table with no index, the primary key only, and every index.
 
-Each command runs in its own child; its peak RSS is its own rusage (os.wait4).
+Each command runs in its own child; its peak RSS is that child's rusage (os.wait4).
 Goals: ≥ 10,000 uploads/s for each command; peak RSS < RSS_LIMIT_MB and at most
 RSS_GROWTH× between N/2 and N. Exit 0 when met, 1 when missed, 2 when it cannot run.
 """
@@ -89,7 +89,7 @@ def pregenerate(records, bucket_id) -> list[tuple[int, dict[str, bytearray]]]:
     from psycopg.adapt import Transformer
 
     from uploads.record_json import rows_from_json
-    from uploads.services import CHILDREN
+    from uploads.writer import CHILDREN
 
     transformer = Transformer()
     now = timezone.now()
@@ -117,7 +117,7 @@ def copy_floor(url: str, batches) -> float:
 
     from uploads.models import Upload
     from uploads.rows import UPLOAD_COLUMNS
-    from uploads.services import CHILDREN
+    from uploads.writer import CHILDREN
 
     targets = [("upload", Upload, UPLOAD_COLUMNS)] + [(name, model, cols) for model, cols, name in CHILDREN]
     statements = {
@@ -177,19 +177,33 @@ def index_costs(url: str, batches, limit: int) -> list[tuple[str, float]]:
 # ---- the commands, each in its own child ---------------------------------------------------------
 
 
+# A fresh, small interpreter starts each command and reports its rusage: a process forked
+# straight from this one would count this process's memory (the floor's rows) in its peak.
+LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:])
+_, status, usage = os.wait4(child.pid, 0)
+print(usage.ru_maxrss, file=sys.stderr)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_command(url: str, label: str, count: int, *args: str) -> Run:
     env = {**os.environ, "DATABASE_URL": url}
     started = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
-    output = child.stdout.read().decode()
-    child.stdout.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{label} failed: {output}")
-    return Run(label, count, seconds, usage.ru_maxrss / 1024)  # ru_maxrss: KiB on Linux
+    if done.returncode != 0:
+        raise SystemExit(f"{label} failed: {done.stdout}{done.stderr[-2000:]}")
+    peak_kib = int(done.stderr.strip().rsplit("\n", 1)[-1])  # ru_maxrss: KiB on Linux
+    return Run(label, count, seconds, peak_kib / 1024)
 
 
 def empty_tables(url: str) -> None:
