@@ -19,7 +19,9 @@ PostgreSQL only (exit 2 on anything else). Works in a throwaway database
 4. what the indexes cost: the pre-generated upload rows COPYed into scratch copies of the
    uploads table with no index, the primary key only, and every index.
 
-Each command runs in its own child; its peak RSS is that child's rusage (os.wait4).
+Each command runs in its own child; its peak RSS and CPU time are that child's rusage
+(os.wait4). CPU µs per upload is the client's side of the work, steady whatever else runs
+on the machine, unlike the rates.
 Goals: ≥ 10,000 uploads/s for each command; peak RSS < RSS_LIMIT_MB and at most
 RSS_GROWTH× between N/2 and N. Exit 0 when met, 1 when missed, 2 when it cannot run.
 """
@@ -72,6 +74,7 @@ class Run:
     count: int
     seconds: float
     rss_mb: float | None = None
+    cpu_seconds: float | None = None  # the command's own CPU (user + system), start-up included
 
     @property
     def rate(self) -> float:
@@ -183,7 +186,7 @@ LAUNCHER = """
 import os, subprocess, sys
 child = subprocess.Popen(sys.argv[1:])
 _, status, usage = os.wait4(child.pid, 0)
-print(usage.ru_maxrss, file=sys.stderr)
+print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime, file=sys.stderr)
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -202,8 +205,8 @@ def run_command(url: str, label: str, count: int, *args: str) -> Run:
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{label} failed: {done.stdout}{done.stderr[-2000:]}")
-    peak_kib = int(done.stderr.strip().rsplit("\n", 1)[-1])  # ru_maxrss: KiB on Linux
-    return Run(label, count, seconds, peak_kib / 1024)
+    peak_kib, cpu = done.stderr.strip().rsplit("\n", 1)[-1].split()  # ru_maxrss: KiB on Linux
+    return Run(label, count, seconds, int(peak_kib) / 1024, float(cpu))
 
 
 def empty_tables(url: str) -> None:
@@ -310,12 +313,15 @@ def _import_args(bucket, file: Path) -> list[str]:
 
 def report(runs, floors, costs) -> int:
     print()
-    print(f"{'':16} {'uploads':>10} {'wall s':>8} {'uploads/s':>10} {'peak RSS MB':>12} {'floor/s':>9} {'÷ floor':>8}")
+    print(
+        f"{'':16} {'uploads':>10} {'wall s':>8} {'uploads/s':>10} {'peak RSS MB':>12} {'CPU µs/upload':>14}"
+        f" {'floor/s':>9} {'÷ floor':>8}"
+    )
     for (full, half), floor in zip(runs, floors, strict=True):
         for run in (full, half):
             print(
                 f"{run.label:16} {run.count:>10,} {run.seconds:>8.1f} {run.rate:>10,.0f} {run.rss_mb:>12.0f}"
-                f" {floor.rate:>9,.0f} {run.rate / floor.rate:>8.2f}"
+                f" {run.cpu_seconds / run.count * 1e6:>14.0f} {floor.rate:>9,.0f} {run.rate / floor.rate:>8.2f}"
             )
         print(f"{'  raw COPY floor':16} {floor.count:>10,} {floor.seconds:>8.1f} {floor.rate:>10,.0f}")
     if costs:
