@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.uploads_factory import LIST, add, make_bucket, record
+from uploads import services
 from uploads.models import Alias, Bucket, BucketMetadataKey, MetaUpload, Upload
 
 
@@ -90,6 +91,46 @@ def test_invalid_lines_name_their_line_number(namespace, tmp_path, line, message
     assert not Upload.objects.exists()
 
 
+ALIAS = {"aliasId": "a-1", "slug": "shared"}
+
+
+@pytest.mark.parametrize(
+    "fourth, message",
+    [
+        (record(1), "line 4: uploadId 'u0001' already exists"),
+        (record(4, aliases=[ALIAS]), "line 4: aliasId 'a-1' already exists"),
+    ],
+)
+def test_a_clash_with_an_earlier_batch_names_its_line(namespace, tmp_path, monkeypatch, fourth, message):
+    # Only the current batch's ids are remembered (memory flat in the file's size): a
+    # clash with an earlier batch comes back from the database and still names its line.
+    monkeypatch.setattr(services, "IMPORT_BATCH", 2)
+    bucket = make_bucket()
+    file = tmp_path / "dup.jsonl"
+    lines = [record(1, aliases=[ALIAS]), record(2), record(3), fourth]
+    file.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(CommandError, match=message):
+        run("import_uploads", "--bucket", str(bucket.pk), str(file))
+    assert not Upload.objects.exists()
+
+
+def test_a_line_that_is_not_utf8_is_named(namespace, tmp_path):
+    bucket = make_bucket()
+    file = tmp_path / "latin1.jsonl"
+    file.write_bytes(json.dumps(record(1)).encode() + b"\n" + b'{"slug": "caf\xe9"}\n')
+    with pytest.raises(CommandError, match=r"line 2: .*nothing was imported"):
+        run("import_uploads", "--bucket", str(bucket.pk), str(file))
+    assert not Upload.objects.exists()
+
+
+def test_a_value_too_long_for_its_column_names_field_and_limit(namespace, tmp_path):
+    bucket = make_bucket()
+    file = tmp_path / "long.jsonl"
+    file.write_text(json.dumps(record(1, author={"userId": "x" * 200})) + "\n")
+    with pytest.raises(CommandError, match=r"line 1: author.userId: must be at most 128 characters"):
+        run("import_uploads", "--bucket", str(bucket.pk), str(file))
+
+
 def test_an_existing_upload_id_is_refused(namespace, tmp_path):
     bucket = make_bucket()
     add(bucket, [record(1)])
@@ -124,3 +165,5 @@ def test_seed_generates_every_kind_of_child_and_metadata_type(namespace, rpc, ma
     run("seed_uploads", "--bucket", str(bucket.pk), "--count", "5", "--seed", "5")
     again = set(Upload.objects.values_list("pk", "slug"))
     assert len(again) == 5 and again <= set(first)
+    with pytest.raises(CommandError, match="uploads of --seed 5 already exist"):
+        run("seed_uploads", "--bucket", str(bucket.pk), "--count", "5", "--seed", "5")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from django.db import connection, transaction
+import orjson
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from google.protobuf import json_format
 
@@ -16,17 +16,16 @@ from controlplane.auth import Principal
 from controlplane.errors import Error
 from namespaces.models import Namespace
 from namespaces.services import validate_namespace_name
-from uploads.api.v1 import uploads_pb2 as pb
 
 from . import synthetic
-from .models import Alias, Bucket, BucketMetadataKey, Integration, MetaUpload, Upload
-from .records import Rows, rows_from_record
+from .models import Alias, Bucket, Upload
+from .record_json import rows_from_json
+from .rows import Rows
+from .writer import clashing_key, write_rows
 
-IMPORT_BATCH = 1000
-# What an import may update on its own namespace's integration row: all but its identity.
-INTEGRATION_DESCRIPTION = [
-    f.name for f in Integration._meta.concrete_fields if f.name not in {"id", "namespace", "integration_id"}
-]
+# Records per COPY: the ids an import remembers to name a clash's line; seed commits each batch.
+IMPORT_BATCH = 20000
+SEED_BATCH = 20000
 
 
 def create_bucket(*, actor: Principal, namespace: str, name: str) -> Bucket:
@@ -56,30 +55,24 @@ class ImportFailed(Exception):
         return f"line {self.line}: {self.message}"
 
 
-def import_uploads(*, actor: Principal, bucket: Bucket, lines: Iterable[str]) -> int:
+def import_uploads(*, actor: Principal, bucket: Bucket, lines: Iterable[str | bytes]) -> int:
     """Imports JSON Lines of upload records, all or nothing, and audits it. Blank lines are skipped.
 
     Every given field is kept, uploadId/createdAt/updatedAt included; a record without
     uploadId gets a new one. Integrations are written to the bucket's namespace only.
     Raises ImportFailed naming the first bad line.
+
+    Lines are parsed while the database takes the rows before them (one COPY per batch of
+    IMPORT_BATCH records). Memory stays flat in the file's size: only the current batch's
+    ids are remembered; a clash with an earlier batch or a stored upload comes back from
+    the database's unique constraint, and the batch's ids name its line.
     """
     now = timezone.now()
-    seen: set[str] = set()
-    batch: list[tuple[int, Rows]] = []
+    numbered = ((number, line) for number, line in enumerate(lines, start=1) if line.strip())
     count = 0
     with transaction.atomic():
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            rows = _parse_line(line, number, bucket, now)
-            if rows.upload.upload_id in seen:
-                raise ImportFailed(number, f"uploadId {rows.upload.upload_id!r} appears twice in the file")
-            seen.add(rows.upload.upload_id)
-            batch.append((number, rows))
-            if len(batch) >= IMPORT_BATCH:
-                count += _write_checked(batch, bucket)
-                batch = []
-        count += _write_checked(batch, bucket)
+        while batch := list(islice(numbered, IMPORT_BATCH)):
+            count += _import_batch(batch, bucket, now)
         audit(
             actor=actor,
             action="uploads.import",
@@ -90,9 +83,12 @@ def import_uploads(*, actor: Principal, bucket: Bucket, lines: Iterable[str]) ->
     return count
 
 
-def seed_uploads(*, actor: Principal, bucket: Bucket, count: int, seed: int, batch: int = 20000, progress=None) -> int:
+def seed_uploads(
+    *, actor: Principal, bucket: Bucket, count: int, seed: int, batch: int = SEED_BATCH, progress=None
+) -> int:
     """Writes `count` synthetic uploads, one transaction (and one audit entry) per batch:
-    bounded memory, and an interrupted run leaves whole, audited batches behind."""
+    bounded memory, and an interrupted run leaves whole, audited batches behind.
+    The records go through the same validation as imported ones (rows_from_json)."""
     if count < 0:
         raise Error.invalid_argument("count", "must be at least 0")
     now = timezone.now()
@@ -101,7 +97,7 @@ def seed_uploads(*, actor: Principal, bucket: Bucket, count: int, seed: int, bat
     while done < count:
         size = min(batch, count - done)
         with transaction.atomic():
-            write_rows((rows_from_record(r, bucket_id=bucket.pk, now=now) for r in islice(generated, size)), bucket)
+            write_rows((rows_from_json(r, bucket_id=bucket.pk, now=now) for r in islice(generated, size)), bucket)
             audit(
                 actor=actor,
                 action="uploads.seed",
@@ -115,107 +111,53 @@ def seed_uploads(*, actor: Principal, bucket: Bucket, count: int, seed: int, bat
     return done
 
 
-def _parse_line(line: str, number: int, bucket: Bucket, now) -> Rows:
+def _parse_line(line: str | bytes, number: int, bucket: Bucket, now) -> Rows:
     try:
-        data = json.loads(line)
+        data = orjson.loads(line)
         if not isinstance(data, dict):
             raise ImportFailed(number, "expected a JSON object")
-        message = json_format.ParseDict(data, pb.Upload(), ignore_unknown_fields=False)
-        return rows_from_record(message, bucket_id=bucket.pk, now=now)
+        return rows_from_json(data, bucket_id=bucket.pk, now=now)
     except ImportFailed:
         raise
     except Error as exc:
         raise ImportFailed(number, exc.message) from None
-    except (ValueError, json_format.ParseError) as exc:
+    except (ValueError, json_format.ParseError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise ImportFailed(number, str(exc)[:300]) from None
 
 
-def _write_checked(batch: list[tuple[int, Rows]], bucket: Bucket) -> int:
-    if not batch:
-        return 0
-    ids = {rows.upload.upload_id: number for number, rows in batch}
-    taken = set(Upload.objects.filter(pk__in=ids).values_list("pk", flat=True))
-    if taken:
-        first = min(taken, key=ids.__getitem__)
-        raise ImportFailed(ids[first], f"uploadId {first!r} already exists")
+def _import_batch(batch: list[tuple[int, str | bytes]], bucket: Bucket, now) -> int:
+    upload_lines: dict[str, int] = {}  # id → line, to name the line of a clash
     alias_lines: dict[str, int] = {}
-    for number, rows in batch:
-        for alias in rows.aliases:
-            if alias.alias_id in alias_lines:
-                raise ImportFailed(number, f"aliasId {alias.alias_id!r} is used twice")
-            alias_lines[alias.alias_id] = number
-    taken = set(Alias.objects.filter(pk__in=alias_lines).values_list("pk", flat=True))
+
+    def parsed() -> Iterator[Rows]:
+        for number, line in batch:
+            rows = _parse_line(line, number, bucket, now)
+            if rows.upload_id in upload_lines:
+                raise ImportFailed(number, f"uploadId {rows.upload_id!r} appears twice in the file")
+            upload_lines[rows.upload_id] = number
+            for alias in rows.aliases:
+                if alias[0] in alias_lines:
+                    raise ImportFailed(number, f"aliasId {alias[0]!r} is used twice")
+                alias_lines[alias[0]] = number
+            yield rows
+
+    if connection.vendor != "postgresql":  # no streaming here: check first, then write
+        rows = list(parsed())
+        _refuse_taken(Upload, "uploadId", upload_lines)
+        _refuse_taken(Alias, "aliasId", alias_lines)
+        return write_rows(rows, bucket)
+    try:
+        return write_rows(parsed(), bucket)
+    except IntegrityError as exc:
+        column, value = clashing_key(exc)
+        lines = {"upload_id": ("uploadId", upload_lines), "alias_id": ("aliasId", alias_lines)}.get(column)
+        if lines is None or value not in lines[1]:
+            raise
+        raise ImportFailed(lines[1][value], f"{lines[0]} {value!r} already exists") from None
+
+
+def _refuse_taken(model, name: str, lines: dict[str, int]) -> None:
+    taken = set(model.objects.filter(pk__in=lines).values_list("pk", flat=True))
     if taken:
-        first = min(taken, key=alias_lines.__getitem__)
-        raise ImportFailed(alias_lines[first], f"aliasId {first!r} already exists")
-    write_rows([rows for _, rows in batch], bucket)
-    return len(batch)
-
-
-def write_rows(batch: Iterable[Rows], bucket: Bucket) -> int:
-    """Inserts validated rows; returns how many uploads.
-
-    PostgreSQL: uploads are COPYed while `batch` is still being produced, so a generator
-    (seed_uploads) and the server work in parallel; the small child tables follow.
-    Elsewhere: bulk_create.
-    """
-    integrations: dict = {}
-    key_types: set[tuple[str, int]] = set()
-    aliases: list[Alias] = []
-    metas: list[MetaUpload] = []
-    uploads: list[Upload] = []
-
-    def children(rows: Rows) -> Upload:
-        if rows.integration:
-            rows.integration.namespace_id = bucket.namespace_id  # never another tenant's row
-            integrations[rows.integration.integration_id] = rows.integration
-        key_types.update(rows.metadata_types)
-        aliases.extend(rows.aliases)
-        metas.extend(rows.meta_uploads)
-        return rows.upload
-
-    if connection.vendor == "postgresql":
-        count = _copy(Upload, (children(rows) for rows in batch))
-    else:
-        uploads = [children(rows) for rows in batch]
-        count = len(Upload.objects.bulk_create(uploads))
-    if integrations:
-        Integration.objects.bulk_create(
-            integrations.values(),
-            update_conflicts=True,
-            unique_fields=["namespace", "integration_id"],
-            update_fields=INTEGRATION_DESCRIPTION,
-        )
-    register_metadata_keys(bucket, key_types)
-    if connection.vendor == "postgresql":
-        _copy(Alias, aliases)
-        _copy(MetaUpload, metas)
-    else:
-        Alias.objects.bulk_create(aliases)
-        MetaUpload.objects.bulk_create(metas)
-    return count
-
-
-def register_metadata_keys(bucket: Bucket, key_types: set[tuple[str, int]]) -> None:
-    if key_types:
-        BucketMetadataKey.objects.bulk_create(
-            [BucketMetadataKey(bucket=bucket, key=k, value_type=t) for k, t in key_types], ignore_conflicts=True
-        )
-
-
-def _copy(model, objects: Iterable) -> int:
-    fields = [f for f in model._meta.concrete_fields if not (f.primary_key and f.get_internal_type() == "BigAutoField")]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    table = connection.ops.quote_name(model._meta.db_table)
-    # Raw attribute values (psycopg adapts str/int/bool/datetime/UUID); JSON columns as text.
-    attnames = [f.attname for f in fields]
-    json_positions = [i for i, f in enumerate(fields) if f.get_internal_type() == "JSONField"]
-    count = 0
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-        for obj in objects:
-            row = [getattr(obj, name) for name in attnames]
-            for i in json_positions:
-                row[i] = json.dumps(row[i], separators=(",", ":"))
-            copy.write_row(row)
-            count += 1
-    return count
+        first = min(taken, key=lines.__getitem__)
+        raise ImportFailed(lines[first], f"{name} {first!r} already exists")

@@ -19,16 +19,17 @@ class Command(BaseCommand):
     def handle(self, *args, bucket, file, **options):
         target = bucket_argument(bucket)
         try:
+            # Bytes: orjson decodes and checks UTF-8 itself, so a bad byte names its line.
             if file == "-":
-                count = import_uploads(actor=Principal.system(), bucket=target, lines=sys.stdin)
+                count = import_uploads(actor=Principal.system(), bucket=target, lines=sys.stdin.buffer)
             else:
-                with open(file, encoding="utf-8") as lines:
+                with open(file, "rb") as lines:
                     count = import_uploads(actor=Principal.system(), bucket=target, lines=lines)
         except ImportFailed as exc:
             raise CommandError(f"{file}: {exc}; nothing was imported") from None
         except IntegrityError as exc:
             # Ids that clash across write batches, caught by the database's own constraints.
             raise CommandError(f"{file}: conflicting ids ({exc}); nothing was imported") from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except OSError as exc:
             raise CommandError(f"{file}: {exc}") from None
         self.stdout.write(f"imported {count} uploads into {target}")

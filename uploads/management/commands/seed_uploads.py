@@ -2,7 +2,7 @@ import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
+from django.db import IntegrityError, connection
 
 from controlplane.auth import Principal
 from controlplane.errors import Error
@@ -26,6 +26,9 @@ class Command(BaseCommand):
             seed_uploads(actor=Principal.system(), bucket=target, count=count, seed=seed, progress=progress.advance)
         except Error as exc:
             raise CommandError(exc.message) from None
+        except IntegrityError:
+            # uploadIds are a function of the seed, and unique platform-wide.
+            raise CommandError(f"uploads of --seed {seed} already exist; seed with another --seed") from None
         progress.finish()
         if connection.vendor == "postgresql":
             # Fresh statistics, or the planner misjudges the child tables' prefetch queries.
