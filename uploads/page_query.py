@@ -16,71 +16,25 @@ from django.db import connection
 
 from uploads.api.v1 import uploads_pb2 as pb
 
+from . import rows
 from .cursors import Position
 from .models import Upload
 from .query import ListQuery
 from .records import TYPE_NAME
 
-# The upload's columns in the order records_json.record reads them.
-UPLOAD_COLUMNS = (
-    "upload_id",
-    "path",
-    "slug",
-    "url",
-    "content_url",
-    "size_bytes",
-    "tags",
-    "integration_id",
-    "allow_any_extension",
-    "default_slug_extension",
-    "generated_description",
-    "private",
-    "created_at",
-    "updated_at",
-    "author_user_id",
-    "author_username",
-    "last_modified_by_user_id",
-    "last_modified_by_username",
-    "thumbnail_generation_version",
-    "ai_description_generation_version",
-    "ai_tags_generation_version",
-    "virus_scan_generation_version",
-    "ai_description_input_ref",
-    "intent_metadata",
-    "external_path",
-    "order",
-    "is_virtual_file",
-    "integration_hidden",
-    "version",
-    "thumbnail_content_type_urn",
-    "thumbnail_content_type_icon_name",
-    "thumbnail_content_type_icon_url",
-    "metadata_kvs",
-)
+
+def _read_back(stored: tuple[str, ...], *placement: str) -> tuple[str, ...]:
+    """The columns a record is built from: what the write path stores (uploads/rows.py), in
+    the same order, less the columns that only place or index a row."""
+    return tuple(column for column in stored if column not in placement)
+
+
+# In the order records_json.record reads them.
+UPLOAD_COLUMNS = _read_back(rows.UPLOAD_COLUMNS, "bucket_id", "slug_folded")
 COLUMN_INDEX = {name: i for i, name in enumerate(UPLOAD_COLUMNS)}
-ALIAS_COLUMNS = (
-    "alias_id",
-    "path",
-    "slug",
-    "url",
-    "has_password",
-    "expires_at",
-    "max_uses",
-    "use_count",
-    "allowed_user_ids",
-    "created_at",
-    "external_path",
-)
-META_COLUMNS = ("type_name", "type_n", "type_filename", "metadata_id", "upload_url", "download_url")
-INTEGRATION_COLUMNS = (
-    "integration_id",
-    "name",
-    "oauth_client_id",
-    "folder_behavior",
-    "folder_link_url",
-    "mode",
-    "bucket_launcher_enabled",
-)
+ALIAS_COLUMNS = _read_back(rows.ALIAS_COLUMNS, "upload_id", "position")
+META_COLUMNS = _read_back(rows.META_UPLOAD_COLUMNS, "upload_id", "position")
+INTEGRATION_COLUMNS = rows.INTEGRATION_COLUMNS
 FILTERABLE_TYPES = (pb.METADATA_VALUE_TYPE_STRING, pb.METADATA_VALUE_TYPE_BOOL)
 
 
