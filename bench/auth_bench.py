@@ -31,11 +31,9 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import io
 import json
 import os
 import platform
-import secrets
 import statistics
 import sys
 import threading
@@ -44,6 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.harness import connect_caller, production_like_environment  # noqa: E402
 
 PROCEDURE = "/containers.api.v1.NamespaceService/GetNamespace"
 GET_JOB = "/containers.api.v1.JobService/GetJob"
@@ -64,16 +64,6 @@ def parse_args(argv):
     parser.add_argument("--clients", type=int, default=4, help="client threads of the loopback load loop")
     parser.add_argument("--allow-sqlite", action="store_true", help="run on SQLite anyway (figures not comparable)")
     return parser.parse_args(argv)
-
-
-def configure_environment() -> None:
-    """Production-like settings: DEBUG off (no query log), plain HTTP on loopback."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
-    os.environ.setdefault("DEBUG", "false")
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + secrets.token_urlsafe(32))
-    os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
-    os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
 def micros(ns: float) -> float:
@@ -260,40 +250,8 @@ def explain(sql: str) -> list[str]:
     return [line for line in lines if not line.startswith(("Index Cond", "Filter", "Join Filter"))]
 
 
-def wsgi_caller(token: str, path: str = PROCEDURE, message: dict | None = None):
-    """Calls the project's WSGI application with a prepared environ, as gunicorn would."""
-    from controlplane.wsgi import application
-
-    body = json.dumps({"namespace": NAMESPACE} if message is None else message).encode()
-    base = {
-        "REQUEST_METHOD": "POST",
-        "SCRIPT_NAME": "",
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "HTTP_HOST": "127.0.0.1:8000",
-        "CONTENT_TYPE": "application/json",
-        "CONTENT_LENGTH": str(len(body)),
-        "HTTP_AUTHORIZATION": f"Bearer {token}",
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": sys.stderr,
-        "wsgi.multithread": False,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-    }
-
-    def call() -> tuple[str, bytes]:
-        status = []
-        result = application({**base, "wsgi.input": io.BytesIO(body)}, lambda s, h, e=None: status.append(s))
-        try:
-            return status[0], b"".join(result)
-        finally:
-            result.close()
-
-    return call
+def rpc_caller(token: str, path: str = PROCEDURE, message: dict | None = None):
+    return connect_caller(path, token, {"namespace": NAMESPACE} if message is None else message)
 
 
 def bare_get_namespace(request):
@@ -390,9 +348,9 @@ def measure_stack(report: Report, token: str, job_id: str, iterations: int) -> N
 
     install_bare_view()
     without_cache = cache_setting(0)
-    rpc, bare = wsgi_caller(token), wsgi_caller(token, BARE_PATH)
+    rpc, bare = rpc_caller(token), rpc_caller(token, BARE_PATH)
     rpc_uncached = without_cache(rpc)
-    get_job = wsgi_caller(token, GET_JOB, {"jobId": job_id})
+    get_job = rpc_caller(token, GET_JOB, {"jobId": job_id})
     if (
         checked(rpc, "GetNamespace").get("namespace") != NAMESPACE
         or checked(bare, "bare view")["namespace"] != NAMESPACE
@@ -561,7 +519,7 @@ def measure_gunicorn(report: Report, token: str, seconds: float, workers: int, c
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    configure_environment()
+    production_like_environment()
     import django
 
     django.setup()

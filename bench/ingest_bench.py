@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.harness import production_like_environment  # noqa: E402
 
 GOAL_PER_SECOND = 10_000
 RSS_LIMIT_MB = 300
@@ -59,13 +60,6 @@ def parse_args(argv):
     if ignored:
         print(f"ignoring arguments meant for other benchmarks: {' '.join(ignored)}", file=sys.stderr)
     return args
-
-
-def configure_environment() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
-    os.environ.setdefault("DEBUG", "false")  # as in production: no query log
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + secrets.token_urlsafe(32))
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
 @dataclass
@@ -222,7 +216,7 @@ def empty_tables(url: str) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    configure_environment()
+    production_like_environment()
     import django
 
     django.setup()

@@ -37,6 +37,8 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import production_like_environment  # noqa: E402
+
 LUA_SCRIPT = ROOT / "bench" / "load" / "mixed.lua"
 GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
 NAMESPACE = "load"
@@ -156,16 +158,9 @@ def bench_database_url(source: str, name: str | None) -> str:
 
 
 def configure_environment(database_url: str) -> None:
-    """Production-like settings (DEBUG off, the psycopg pool on); gunicorn inherits them."""
+    """Production-like settings, the psycopg pool on; gunicorn inherits them."""
     os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
-    os.environ.setdefault("DEBUG", "false")
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + secrets.token_urlsafe(32))
-    os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
-    os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
-    os.environ.setdefault("SECURE_HSTS_SECONDS", "0")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ.setdefault("DATABASE_POOL", "true")
+    production_like_environment(SECURE_HSTS_SECONDS="0", DATABASE_POOL="true")
 
 
 def prepare_database() -> None:

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import io
 import json
 import os
 import platform
-import secrets
 import statistics
 import subprocess
 import sys
@@ -34,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.harness import connect_caller, production_like_environment, wsgi_caller  # noqa: E402
 
 NAMESPACE, BUCKET = "bench", "million"
 GET_NAMESPACE = "/containers.api.v1.NamespaceService/GetNamespace"
@@ -50,14 +50,9 @@ def parse_args(argv):
 
 
 def configure_environment() -> None:
-    """The peer's settings (the product's plus DRF); production-like: DEBUG off, plain HTTP."""
+    """The peer's settings (the product's plus DRF), production-like."""
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.peer.settings"
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/cp_uploads_bench")
-    os.environ.setdefault("DEBUG", "false")
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + secrets.token_urlsafe(32))
-    os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
-    os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    production_like_environment(DATABASE_URL="postgres://postgres@127.0.0.1:5432/cp_uploads_bench")
 
 
 def cannot_run() -> str | None:
@@ -148,46 +143,6 @@ def cleanup(actor, key_ids: list[str], drf_key) -> None:
 
 
 # --- calls ------------------------------------------------------------------------------
-
-
-def wsgi_caller(method: str, path: str, headers: dict[str, str], body: bytes = b""):
-    """Calls the WSGI application with a prepared environ, as gunicorn would."""
-    from controlplane.wsgi import application
-
-    base = {
-        "REQUEST_METHOD": method,
-        "SCRIPT_NAME": "",
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "HTTP_HOST": "127.0.0.1:8000",
-        "CONTENT_LENGTH": str(len(body)),
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": sys.stderr,
-        "wsgi.multithread": False,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-        **headers,
-    }
-
-    def call() -> tuple[str, bytes]:
-        status = []
-        result = application({**base, "wsgi.input": io.BytesIO(body)}, lambda s, h, e=None: status.append(s))
-        try:
-            return status[0], b"".join(result)
-        finally:
-            result.close()
-
-    return call
-
-
-def connect_caller(procedure: str, token: str, message: dict):
-    body = json.dumps(message).encode()
-    headers = {"CONTENT_TYPE": "application/json", "HTTP_AUTHORIZATION": f"Bearer {token}"}
-    return wsgi_caller("POST", procedure, headers, body)
 
 
 def drf_caller(path: str, key: str):

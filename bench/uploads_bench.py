@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import resource
-import secrets
 import statistics
 import subprocess
 import sys
@@ -24,14 +23,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/cp_uploads_bench")
-os.environ.setdefault("LOG_LEVEL", "ERROR")
-# Production-like, as bench/auth_bench.py: DEBUG off (no query log), plain HTTP on loopback.
-os.environ.setdefault("DEBUG", "false")
-os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + secrets.token_urlsafe(32))
-os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
-os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
+
+from bench.harness import production_like_environment  # noqa: E402
+
+production_like_environment(DATABASE_URL="postgres://postgres@127.0.0.1:5432/cp_uploads_bench", LOG_LEVEL="ERROR")
 
 import django  # noqa: E402
 import psycopg  # noqa: E402
