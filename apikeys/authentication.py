@@ -50,13 +50,14 @@ class ApiKeyAuthenticator:
 
     def authenticate(self, token: str) -> Principal:
         digest = tokens.digest(token)
-        key = cached_key(digest)
+        cache = usable_cache()
+        key = cache.get(digest) if cache is not None else None
         if key is None:
             # Only a key that resolved before passes the cache; anything else has its form
             # checked first, so a mistyped or made-up key costs no query.
             if not tokens.is_well_formed(token):
                 raise AuthenticationFailed("malformed API key")
-            key = looked_up_key(digest)
+            key = looked_up_key(digest, cache)
         # The index or the cache finds the row; the comparison that decides is constant-time.
         if key is None or not hmac.compare_digest(key.digest, digest):
             raise AuthenticationFailed("unknown API key")
@@ -81,7 +82,8 @@ def find_key(digest: str) -> KeyRecord | None:
     return KeyRecord(*rows[0]) if rows else None
 
 
-def _usable_cache() -> keycache.KeyCache | None:
+def usable_cache() -> keycache.KeyCache | None:
+    """This process's key cache, when it may answer now."""
     alias = router.db_for_read(ApiKey)
     cache = keycache.cache_for(alias)
     # Inside a transaction the caller may hold uncommitted changes to keys that nobody has
@@ -91,15 +93,8 @@ def _usable_cache() -> keycache.KeyCache | None:
     return cache
 
 
-def cached_key(digest: str) -> KeyRecord | None:
-    """The key from this process's cache, when it has it and can be trusted now."""
-    cache = _usable_cache()
-    return cache.get(digest) if cache is not None else None
-
-
-def looked_up_key(digest: str) -> KeyRecord | None:
-    """find_key, remembered in this process's cache if the key is active."""
-    cache = _usable_cache()
+def looked_up_key(digest: str, cache: keycache.KeyCache | None) -> KeyRecord | None:
+    """find_key, remembered in `cache` (usable_cache()) if the key is active."""
     if cache is None:
         return find_key(digest)
     ticket = cache.ticket()  # before the read: an invalidation during it voids the entry
