@@ -2,11 +2,12 @@ import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import IntegrityError, connection
+from django.db import IntegrityError
 
 from controlplane.auth import Principal
 from controlplane.errors import Error
 from uploads.services import seed_uploads
+from uploads.writer import refresh_statistics
 
 from ._bucket import bucket_argument
 
@@ -30,10 +31,7 @@ class Command(BaseCommand):
             # uploadIds are a function of the seed, and unique platform-wide.
             raise CommandError(f"uploads of --seed {seed} already exist; seed with another --seed") from None
         progress.finish()
-        if connection.vendor == "postgresql":
-            # Fresh statistics, or the planner misjudges the child tables' prefetch queries.
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE uploads_upload, uploads_alias, uploads_metaupload")
+        refresh_statistics()  # row counts and facet frequencies now, not at autovacuum's next round
         self.stdout.write(f"seeded {count} uploads into {target}")
 
 
