@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import statistics
 import subprocess
@@ -94,10 +95,16 @@ def main() -> None:
     with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as floor_connection:
         cases[FLOOR] = partial(floor_page, floor_connection, bucket)
         # Round robin: every case once per round, so the machine's swings (other processes)
-        # fall on all cases alike and the ratios stay comparable.
+        # fall on all cases alike and the ratios stay comparable. Each round in its own
+        # order: in a fixed one, "first page" and "sortBy=created_at desc", the same request,
+        # came out up to 18% apart (whatever ran just before each one weighed on it).
         samples = {name: [] for name in cases}
+        order = list(cases)
+        shuffle = random.Random(0).shuffle
         for round_number in range(3 + args.runs):
-            for name, run in cases.items():
+            shuffle(order)
+            for name in order:
+                run = cases[name]
                 started = time.perf_counter()
                 run()
                 if round_number >= 3:  # the first 3 rounds warm up
