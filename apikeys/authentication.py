@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import NamedTuple
 
 from django.conf import settings
@@ -85,12 +86,12 @@ def find_key(digest: str) -> KeyRecord | None:
 def usable_cache() -> keycache.KeyCache | None:
     """This process's key cache, when it may answer now."""
     alias = router.db_for_read(ApiKey)
-    cache = keycache.cache_for(alias)
+    connection = connections[alias]
     # Inside a transaction the caller may hold uncommitted changes to keys that nobody has
     # been notified of: only the database's answer is right there.
-    if cache is None or connections[alias].in_atomic_block:
+    if connection.in_atomic_block:
         return None
-    return cache
+    return keycache.cache_for(alias, connection)
 
 
 def looked_up_key(digest: str, cache: keycache.KeyCache | None) -> KeyRecord | None:
@@ -105,24 +106,31 @@ def looked_up_key(digest: str, cache: keycache.KeyCache | None) -> KeyRecord | N
 
 
 def principal_for_key(key: KeyRecord) -> Principal:
-    if key.kind == ApiKey.Kind.AGENT:
+    return _principal(key.kind, key.key_id, key.role, key.namespace_name, key.workspace_scope, key.sandbox_id)
+
+
+# Principals are frozen (roles a read-only mapping), so one per key serves every request:
+# building it cost about half of a cached key's authentication.
+@lru_cache(maxsize=4096)
+def _principal(kind: str, key_id: str, role, namespace_name: str, workspace_scope: str, sandbox_id) -> Principal:
+    if kind == ApiKey.Kind.AGENT:
         # No namespace roles: every NamespaceRole check refuses an agent. Only the
         # permissions that look at workspace_scope / sandbox_id let it through.
         return Principal(
             kind=Kind.AGENT,
-            key_id=key.key_id,
-            display_name=key.key_id,
-            workspace_scope=key.workspace_scope or None,
-            sandbox_id=key.sandbox_id,
+            key_id=key_id,
+            display_name=key_id,
+            workspace_scope=workspace_scope or None,
+            sandbox_id=sandbox_id,
             via="bearer",
         )
-    role = Role(key.role)
+    role = Role(role)
     return Principal(
         kind=Kind.API_KEY,
-        roles={key.namespace_name: role},
+        roles={namespace_name: role},
         admin=role is Role.ADMIN,
-        key_id=key.key_id,
-        display_name=key.key_id,
+        key_id=key_id,
+        display_name=key_id,
         via="bearer",
     )
 

@@ -215,9 +215,10 @@ _caches: dict[str, KeyCache] = {}
 _caches_lock = threading.Lock()
 
 
-def cache_for(alias: str) -> KeyCache | None:
-    """This process's cache for `alias`, or None when there is none (SQLite, or the setting is 0)."""
-    if settings.API_KEY_CACHE_SECONDS <= 0 or connections[alias].vendor != "postgresql":
+def cache_for(alias: str, connection=None) -> KeyCache | None:
+    """This process's cache for `alias`, or None when there is none (SQLite, or the setting is 0).
+    `connection`: connections[alias], when the caller holds it already (a thread-local lookup)."""
+    if settings.API_KEY_CACHE_SECONDS <= 0 or (connection or connections[alias]).vendor != "postgresql":
         return None
     cache = _caches.get(alias)
     if cache is None:

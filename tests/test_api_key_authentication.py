@@ -1,11 +1,12 @@
 """ApiKeyAuthenticator: one indexed query per resolution, and the answers for each key state."""
 
+from dataclasses import FrozenInstanceError
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from apikeys.authentication import ApiKeyAuthenticator
+from apikeys.authentication import ApiKeyAuthenticator, find_key, principal_for_key
 from apikeys.models import ApiKey
 from apikeys.services import revoke_api_key
 from controlplane.auth import Kind, Role
@@ -26,6 +27,19 @@ def test_resolution_is_one_query_and_last_used_is_written_once(namespace, make_k
     assert not principal.admin
     assert principal.key_id == ApiKey.objects.get().key_id
     assert principal.via == "bearer"
+
+
+def test_one_principal_per_key_record_shared_because_it_cannot_change(namespace, make_key):
+    token = make_key("team-a", Role.OPERATOR)
+    authenticator = ApiKeyAuthenticator()
+    first = authenticator.authenticate(token)
+    assert authenticator.authenticate(token) is first  # built once per key (lru_cache), last_used aside
+    with pytest.raises(FrozenInstanceError):
+        first.admin = True
+    with pytest.raises(TypeError):
+        first.roles["team-b"] = Role.ADMIN
+    key = find_key(ApiKey.objects.get().digest)
+    assert principal_for_key(key._replace(role=Role.VIEWER)).roles == {"team-a": Role.VIEWER}
 
 
 def test_admin_role_key_is_admin_everywhere(namespace, make_key):
