@@ -29,7 +29,7 @@ def test_resolution_is_one_query_and_last_used_is_written_once(namespace, make_k
     assert principal.via == "bearer"
 
 
-def test_one_principal_per_key_record_shared_because_it_cannot_change(namespace, make_key):
+def test_one_principal_per_key_shared_because_it_cannot_change(namespace, make_key):
     token = make_key("team-a", Role.OPERATOR)
     authenticator = ApiKeyAuthenticator()
     first = authenticator.authenticate(token)
