@@ -171,22 +171,36 @@ def _path(d: Dialect, path: str, where: list, params: list) -> None:
 
 def _facets(query: ListQuery, where: list, params: list) -> None:
     """PostgreSQL: tags, metadata and the slug prefix as one GIN containment on the facets
-    column (migration 0005), whose per-element statistics give the planner the real number
-    of matches. Facet texts are built exactly as the SQL function uploads_facets builds them;
-    only the one test, so that the planner does not count a condition twice."""
-    wanted = [facet_of_tag(tag) for tag in query.tags]
-    wanted += [facet_of_metadata(m.key, m.value_type, m.value) for m in query.metadata]
-    if query.slug_prefix:
-        wanted.append(facet_of_slug_prefix(query.slug_prefix))
-        if len(query.slug_prefix) > SLUG_FACET_LENGTH:
+    column (migrations 0005, 0007), whose per-element statistics give the planner the real
+    number of matches; only the one test, so that the planner does not count a condition
+    twice. Facet texts are built exactly as the SQL function uploads_facets builds them.
+
+    A slug prefix of 2+ characters with tags or metadata asks for their pairs with its first
+    two characters instead (each pair implies both halves): far fewer postings to intersect."""
+    others = [facet_of_tag(tag) for tag in query.tags]
+    others += [facet_of_metadata(m.key, m.value_type, m.value) for m in query.metadata]
+    wanted = others
+    if prefix := query.slug_prefix:
+        if others and len(prefix) >= PAIRED_PREFIX_LENGTH:
+            paired = facet_of_slug_prefix(prefix[:PAIRED_PREFIX_LENGTH])
+            wanted, covered = [facet_pair(paired, other) for other in others], PAIRED_PREFIX_LENGTH
+        else:
+            wanted, covered = [*others, facet_of_slug_prefix(prefix)], SLUG_FACET_LENGTH
+        if len(prefix) > covered:  # the rest of the prefix, on the rows the facets give
             where.append("u.slug_folded LIKE %s")
-            params.append(_like_prefix(query.slug_prefix))
+            params.append(_like_prefix(prefix))
     if wanted:
         where.append("u.facets @> %s::text[]")
         params.append(wanted)
 
 
 SLUG_FACET_LENGTH = 3  # slug prefixes up to this many characters are facets
+PAIRED_PREFIX_LENGTH = 2  # slug prefixes of this many characters are also paired with the others
+
+
+def facet_pair(prefix: str, other: str) -> str:
+    """As uploads_facets() writes a pair: the prefix facet's length delimits it."""
+    return f"{len(prefix)}:{prefix}{other}"
 
 
 def facet_of_tag(tag: str) -> str:
