@@ -88,8 +88,8 @@ def parse(request: pb.ListUploadsRequest) -> ListQuery:
         raise Error.invalid_argument(
             "metadataFilters", f"at most {MAX_METADATA_FILTERS} items, got {len(request.metadata_filters)}"
         )
-    date_from = _timestamp(request, "date_from")
-    date_to = _timestamp(request, "date_to")
+    date_from = timestamp_field(request, "date_from")
+    date_to = timestamp_field(request, "date_to")
     days_from = 0 if date_from else _days(request.days_from)
     days_to = 0 if date_to else _days(request.days_to)
     if days_from and days_to and days_from < days_to:
@@ -120,10 +120,12 @@ def _days(value: int) -> int:
     return min(abs(value), MAX_DAYS)
 
 
-def _timestamp(request, name: str) -> datetime | None:
-    if not request.HasField(name):
+def timestamp_field(message, name: str) -> datetime | None:
+    """An optional google.protobuf.Timestamp field as an aware datetime (to the microsecond,
+    as the database keeps it); None when unset."""
+    if not message.HasField(name):
         return None
-    ts = getattr(request, name)
+    ts = getattr(message, name)
     return datetime.fromtimestamp(ts.seconds, tz=UTC).replace(microsecond=ts.nanos // 1000)
 
 

@@ -88,7 +88,7 @@ def _strings(value) -> list[str]:
 
 def _timestamp(value) -> datetime:
     # Whole seconds, milliseconds or microseconds, 'Z': what fromisoformat reads exactly as
-    # Timestamp.FromJsonString and records._dt do. Other precisions take the reference path.
+    # Timestamp.FromJsonString and query.timestamp_field do. Other precisions take the reference path.
     if type(value) is not str or TIMESTAMP.fullmatch(value) is None:
         raise _Slow
     try:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import math
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 
 from google.protobuf import json_format
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from controlplane.errors import Error
 from uploads.api.v1 import uploads_pb2 as pb
 
 from .models import Alias, Integration, MetaUpload, Upload
+from .query import timestamp_field
 from .rows import Rows, checked, json_text
 
 VALUE_FIELD = {
@@ -39,7 +39,7 @@ def rows_from_record(record: pb.Upload, *, bucket_id, now: datetime) -> Rows:
     shape and must produce exactly what this does (tests/test_uploads_record_json.py).
     """
     upload_id = record.upload_id or str(uuid.uuid4())
-    created_at = _dt(record, "created_at") or now
+    created_at = timestamp_field(record, "created_at") or now
     integration_id = _uuid(record.integration_id, "integrationId") if record.integration_id else None
     kvs = [_kv_json(kv, i) for i, kv in enumerate(record.metadata_kvs)]
     upload = (
@@ -58,7 +58,7 @@ def rows_from_record(record: pb.Upload, *, bucket_id, now: datetime) -> Rows:
         record.generated_description,
         getattr(record, "private"),  # noqa: B009 (a keyword-like name)
         created_at,
-        _dt(record, "updated_at") or created_at,
+        timestamp_field(record, "updated_at") or created_at,
         record.author.user_id,
         record.author.username,
         record.last_modified_by.user_id,
@@ -92,11 +92,11 @@ def rows_from_record(record: pb.Upload, *, bucket_id, now: datetime) -> Rows:
                 alias.slug,
                 alias.url,
                 alias.has_password,
-                _dt(alias, "expires_at"),
+                timestamp_field(alias, "expires_at"),
                 alias.max_uses,
                 alias.use_count,
                 json_text(list(alias.allowed_user_ids)),
-                _dt(alias, "created_at"),
+                timestamp_field(alias, "created_at"),
                 alias.external_path,
             )
         )
@@ -169,13 +169,6 @@ def _value_json(value: pb.MetadataValue, index: int) -> dict:
     if len(value.object_value):
         out["objectValue"] = {k: _value_json(v, index) for k, v in value.object_value.items()}
     return out
-
-
-def _dt(message, name: str) -> datetime | None:
-    if not message.HasField(name):
-        return None
-    ts: Timestamp = getattr(message, name)
-    return datetime.fromtimestamp(ts.seconds, tz=UTC).replace(microsecond=ts.nanos // 1000)
 
 
 def _uuid(text: str, field_name: str) -> uuid.UUID:
