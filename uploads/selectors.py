@@ -11,7 +11,7 @@ from django.db import connection
 
 from controlplane.auth import Principal, Role
 from controlplane.errors import Error
-from controlplane.rpc import looked_up
+from controlplane.lookups import looked_up
 
 from .cursors import Position
 from .models import Bucket, BucketMetadataKey

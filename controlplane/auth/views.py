@@ -23,8 +23,8 @@ from django.views.generic import View
 from mozilla_django_oidc.utils import import_from_settings
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from controlplane.connect_errors import error_response as connect_error_response
 from controlplane.errors import Code, Error
-from controlplane.rpc.errors import error_response as connect_error_response
 
 from . import oidc
 from .authenticators import SessionAuthenticator

@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 
 from controlplane.auth.origin import is_same_origin_request
 from controlplane.errors import Error
+from controlplane.faults.arrival import current_deadline
 
 from . import context
 from .deadline import database_deadline, is_cancellation
@@ -45,7 +46,7 @@ class Authenticate:
             if not principal.is_authenticated:
                 raise Error.unauthenticated(principal.failure or "a credential is required")
         except Exception as exc:
-            raise to_connect_error(exc, procedure(ctx)) from None
+            raise to_connect_error(exc, ctx) from None
         call.principal = principal
 
     def on_end_sync(self, token, ctx, error) -> None:
@@ -66,11 +67,11 @@ class SessionPolicy:
             return
         if not is_same_origin_request(call.http_request):
             raise to_connect_error(
-                Error.permission_denied("cross-site request refused: Origin is not an allowed origin")
+                Error.permission_denied("cross-site request refused: Origin is not an allowed origin"), ctx
             )
         if not _is_connect_json(call.http_request):
             refused = Error.invalid_argument("Content-Type", "cookie-authenticated calls accept only application/json")
-            raise to_connect_error(refused)
+            raise to_connect_error(refused, ctx)
 
     def on_end_sync(self, token, ctx, error) -> None:
         return
@@ -90,7 +91,7 @@ class MapErrors:
         try:
             return call_next(request, ctx)
         except Exception as exc:
-            raise to_connect_error(exc, procedure(ctx)) from None
+            raise to_connect_error(exc, ctx) from None
 
 
 class Validate:
@@ -110,7 +111,7 @@ class Transaction:
     """
 
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
-        deadline = context.call_deadline(ctx)
+        deadline = current_deadline.get()  # computed where the request entered
         autocommit = ctx.method.idempotency_level is IdempotencyLevel.NO_SIDE_EFFECTS and not connection.in_atomic_block
         try:
             with (
