@@ -159,7 +159,7 @@ RPC_MAX_REQUEST_BYTES = env.int("RPC_MAX_REQUEST_BYTES", default=4 * 1024 * 1024
 RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.
 RPC_SERVICES = [
-    "controlplane.auth.rpc.IdentityService",
+    "controlplane.rpc.identity.IdentityService",
     "namespaces.rpc.NamespaceService",
     "workloads.rpc.jobs.JobService",
     "workloads.rpc.sandboxes.SandboxService",
@@ -201,7 +201,7 @@ CONTAINERS_EGRESS_DENIED_HOSTS = env.list(
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
 BEARER_AUTHENTICATORS = [
     "apikeys.authentication.ApiKeyAuthenticator",
-    "controlplane.auth.oidc.JwtAuthenticator",  # anything not cpk_: a JWT from the identity provider
+    "controlplane.auth.oidc.authenticator.JwtAuthenticator",  # last: any other token, as an OIDC JWT
 ]
 SESSION_AUTHENTICATOR = "controlplane.auth.authenticators.SessionAuthenticator"
 # OIDC groups → {namespace: role}, through the namespaces' group bindings (injected, so that

@@ -15,7 +15,7 @@ from audit.services import record as audit
 from controlplane.auth import Principal
 from controlplane.errors import Error
 from namespaces.models import Namespace
-from namespaces.services import validate_namespace_name
+from namespaces.validation import validate_namespace_name
 
 from . import synthetic
 from .models import Alias, Bucket, Upload
