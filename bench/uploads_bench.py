@@ -44,9 +44,9 @@ from apikeys.services import issue_api_key  # noqa: E402
 from controlplane.auth import Principal, Role  # noqa: E402
 from namespaces.models import Namespace  # noqa: E402
 from namespaces.services import create_namespace  # noqa: E402
-from uploads import cursors, query  # noqa: E402
 from uploads.api.v1 import uploads_pb2 as pb  # noqa: E402
 from uploads.models import Bucket  # noqa: E402
+from uploads.read import cursors, query  # noqa: E402
 from uploads.services import create_bucket  # noqa: E402
 
 NAMESPACE, BUCKET = "bench", "million"
