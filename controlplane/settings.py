@@ -40,8 +40,11 @@ INSTALLED_APPS = [
     "axes",  # throttles /admin/login/ failures (README "Console login throttle")
 ]
 
+# The request path, in the order it runs (controlplane.rpc.interceptors.request_path lists it):
+# every request passes MIDDLEWARE, then an RPC passes RPC_INTERCEPTORS, then its @rpc handler.
 MIDDLEWARE = [
-    # First: refuses calls past their deadline or queued too long, before any other work.
+    # First: computes the call's deadline from its arrival, and refuses calls past it or
+    # queued too long, before any other work.
     "controlplane.faults.shedding.LoadSheddingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Django's own, except that RPCs with a bearer token skip the ones that serve only the
@@ -54,6 +57,17 @@ MIDDLEWARE = [
     "controlplane.auth.middleware.MessageMiddleware",
     "controlplane.auth.middleware.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a lockout into its 429 page
+]
+# After the view (controlplane.rpc.views.dispatch) hands the call to the connectrpc runtime.
+# Those that run before the body is read (metadata interceptors) come first: the runtime runs
+# them first whatever the order, so the chain refuses any other order.
+RPC_INTERCEPTORS = [
+    "controlplane.rpc.interceptors.Authenticate",  # the principal PrincipalMiddleware resolved
+    "controlplane.rpc.interceptors.SessionPolicy",  # cookie calls: allowed Origin, JSON only
+    "controlplane.rpc.interceptors.MapErrors",  # from here on, the decoded request
+    "controlplane.rpc.interceptors.Validate",
+    "controlplane.rpc.interceptors.Transaction",
+    "controlplane.rpc.interceptors.Authorize",  # the handler's declared permission
 ]
 
 ROOT_URLCONF = "controlplane.urls"

@@ -1,6 +1,7 @@
-"""The interceptor chain every RPC runs through, in this fixed order (`chain`):
+"""The interceptors every RPC runs through, in the order settings.RPC_INTERCEPTORS declares
+(`chain`), after Django's MIDDLEWARE (`request_path` lists both):
 
-Before the body is read (connectrpc runs leading metadata interceptors first):
+Before the body is read (connectrpc runs these metadata interceptors first):
   1. Authenticate   the principal the middleware resolved; none → unauthenticated.
   2. SessionPolicy  cookie calls only: an allowed Origin, and JSON only.
 Then, around the handler, with the decoded request:
@@ -20,7 +21,10 @@ from collections.abc import Callable, Mapping
 
 from connectrpc.method import IdempotencyLevel
 from connectrpc.request import RequestContext
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, connection, transaction
+from django.utils.module_loading import import_string
 from google.protobuf.message import Message
 
 from controlplane.auth.origin import is_same_origin_request
@@ -139,4 +143,22 @@ class Authorize:
 
 
 def chain(permissions: Mapping[str, Permission]) -> tuple:
-    return (Authenticate(), SessionPolicy(), MapErrors(), Validate(), Transaction(), Authorize(permissions))
+    """settings.RPC_INTERCEPTORS, built in the declared order, which is the order they run:
+    metadata interceptors (on_start_sync) must all come before those around the handler."""
+    built = []
+    for path in settings.RPC_INTERCEPTORS:
+        factory = import_string(path)
+        built.append(factory(permissions) if issubclass(factory, Authorize) else factory())
+    around = [i for i, interceptor in enumerate(built) if not hasattr(interceptor, "on_start_sync")]
+    for index, interceptor in enumerate(built):
+        if hasattr(interceptor, "on_start_sync") and around and index > around[0]:
+            raise ImproperlyConfigured(
+                f"RPC_INTERCEPTORS: {settings.RPC_INTERCEPTORS[index]} runs before the body is read, so it "
+                f"must be listed before {settings.RPC_INTERCEPTORS[around[0]]}, which runs around the handler"
+            )
+    return tuple(built)
+
+
+def request_path() -> list[str]:
+    """What an RPC passes through, in order: Django's middleware, the interceptors, the handler."""
+    return [*settings.MIDDLEWARE, *settings.RPC_INTERCEPTORS, "the method's @rpc handler"]
