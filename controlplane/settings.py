@@ -136,7 +136,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "var" / "static")
 
-# Sessions: the human credential is the cp_session cookie (spec §2 "Session").
+# Sessions: the human credential is the cp_session cookie.
 SESSION_COOKIE_NAME = "cp_session"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
@@ -184,14 +184,14 @@ RPC_SERVICES = [
 ]
 
 # Backends of the containers services: dotted paths of classes implementing the interfaces
-# in containers/backends.py. Unset: RunJob records jobs QUEUED for a runtime to pick up;
+# in workloads/backends.py. Unset: RunJob records jobs QUEUED for a runtime to pick up;
 # CreateSandbox and BuildEnvironment answer `unimplemented`.
 CONTAINERS_JOB_BACKEND = env.str("CONTAINERS_JOB_BACKEND", default="")
 CONTAINERS_SANDBOX_BACKEND = env.str("CONTAINERS_SANDBOX_BACKEND", default="")
 CONTAINERS_BUILD_BACKEND = env.str("CONTAINERS_BUILD_BACKEND", default="")
 # Domain under which sandboxes are previewed (https://sbx-<id>.<domain>/); unset: GetPreviewUrl is unimplemented.
 CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
-# Egress that GrantEgress always refuses (see containers/services/egress_rules.py): networks
+# Egress that GrantEgress always refuses (see workloads/services/egress_rules.py): networks
 # (CIDR) and host names ("name" exact, ".name" the name and everything below it). Setting
 # either replaces its default list, so repeat the defaults when adding to them.
 CONTAINERS_EGRESS_DENIED_NETWORKS = env.list(

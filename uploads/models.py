@@ -1,4 +1,4 @@
-"""Buckets and the upload record (spec 001 §2).
+"""Buckets and the upload record.
 
 Storage choices, for ListUploads at a million rows per bucket:
 - every sort field is NOT NULL and has a composite index (bucket, field, upload_id), so a

@@ -1,4 +1,4 @@
-"""Browser sign-in routes hosted by the API (spec §4): /auth/login, /auth/callback, /auth/me, /auth/logout.
+"""Browser sign-in routes hosted by the API: /auth/login, /auth/callback, /auth/me, /auth/logout.
 
 The authorization-code flow with PKCE (S256), state and nonce runs between this service and
 the identity provider: the browser only follows redirects and carries the cp_session cookie,
