@@ -36,10 +36,19 @@ from uploads.services import create_bucket, seed_uploads  # noqa: E402
 
 URL = "/uploads.api.v1.BucketUploadsService/ListUploads"
 # Where the path is traced: the uploads app (not its generated code) and the runtime helpers it calls.
-TRACED = ("uploads.", "controlplane.rpc.pagination", "controlplane.rpc.codecs", "controlplane.lookups")
+# (The per-call memo of looked-up rows was in controlplane.rpc.context before controlplane.lookups.)
+TRACED = (
+    "uploads.",
+    "controlplane.rpc.pagination",
+    "controlplane.rpc.codecs",
+    "controlplane.rpc.context",
+    "controlplane.lookups",
+)
 SKIPPED = ("uploads.api.", "uploads.models", "uploads.migrations")
-# Not stops: anonymous code, constructors (dataclasses), and the memo the runtime opens per call.
+# Not stops: anonymous code, constructors (dataclasses), and what the runtime does for every call
+# (opening it, binding it, the memo's scope).
 SKIPPED_FUNCTIONS = ("<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "__init__", "per_call")
+SKIPPED_FUNCTIONS += ("serving", "bind", "current_call", "call_of", "principal_of")
 
 
 def main() -> None:
