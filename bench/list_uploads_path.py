@@ -11,8 +11,10 @@ it already left. It counts code structure, not time: the figures do not depend o
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DATABASE = Path(tempfile.mkdtemp()) / "path.sqlite3"
+atexit.register(shutil.rmtree, DATABASE.parent, ignore_errors=True)
 os.environ.update(DJANGO_SETTINGS_MODULE="controlplane.settings", DEBUG="true", DATABASE_URL=f"sqlite:///{DATABASE}")
 
 import django  # noqa: E402
