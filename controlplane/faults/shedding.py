@@ -14,7 +14,7 @@ import time
 from django.conf import settings
 from django.http import HttpResponse
 
-from controlplane.connect_errors import error_response as connect_error_response
+from controlplane.connect_errors import error_response
 from controlplane.errors import Error
 
 from .arrival import current_deadline, request_deadline, stamp
@@ -37,7 +37,7 @@ class LoadSheddingMiddleware:
         if request.path not in EXEMPT_PATHS:
             refusal = _refusal(arrived, deadline)
             if refusal is not None:
-                return error_response(refusal)
+                return _unlogged(error_response(refusal))
         token = current_deadline.set(deadline)
         try:
             return self.get_response(request)
@@ -58,9 +58,7 @@ def _refusal(arrived: float, deadline: float | None) -> Error | None:
     return None
 
 
-def error_response(error: Error) -> HttpResponse:
-    """The Connect error (controlplane.connect_errors), not logged by Django."""
-    response = connect_error_response(error)
+def _unlogged(response: HttpResponse) -> HttpResponse:
     # Not one django.request ERROR line per refusal: under overload that is log volume and worker
     # time spent where neither can be afforded; the access log still shows every 503/504.
     response._has_been_logged = True
