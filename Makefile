@@ -7,7 +7,7 @@ PROTOS := $(shell find proto -name '*.proto' | sort)
 # A failed set-up leaves var/run.failed, so that `make wait` stops waiting at once.
 FAILED := { mkdir -p var; touch var/run.failed; exit 1; }
 
-.PHONY: setup run wait tools test proto lint bench clean
+.PHONY: setup run wait tools test proto lint migrations-check bench clean
 
 setup:
 	./scripts/bootstrap
@@ -28,8 +28,7 @@ wait:
 tools:
 	./scripts/bootstrap --tests
 
-test:
-	./scripts/bootstrap --tests
+test: tools
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # Regenerates the committed Python code from proto/ (tests fail when it is stale):
@@ -39,9 +38,17 @@ proto:
 		--connectrpc_out=. --connectrpc_opt=protobuf=google $(PROTOS)
 	$(PY) scripts/gen_sdk_proto.py
 
-lint:
+# Style, formatting, and the import-graph contracts of pyproject.toml.
+lint: tools
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
+
+# Fails when a model changed without its migration. The database is created first if missing:
+# makemigrations --check connects to it, and would otherwise wait out the pool's 30 s timeout.
+migrations-check: tools
+	$(PY) -m controlplane.dbsetup
+	$(PY) manage.py makemigrations --check --dry-run
 
 bench: setup
 	$(PY) bench/run.py

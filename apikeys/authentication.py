@@ -46,6 +46,8 @@ _COLUMNS = KeyRecord._fields
 
 
 class ApiKeyAuthenticator:
+    """A controlplane.auth.authenticators.BearerAuthenticator for tokens with the cpk_ prefix."""
+
     def accepts(self, token: str) -> bool:
         return token.startswith(tokens.PREFIX)
 

@@ -12,7 +12,7 @@ from controlplane.auth import Principal, Role
 from controlplane.errors import Error
 from idempotency.services import idempotent
 from namespaces.models import Namespace
-from namespaces.services import validate_namespace_name, validate_role
+from namespaces.validation import validate_namespace_name, validate_role
 
 from . import keycache, tokens
 from .models import ApiKey

@@ -20,7 +20,7 @@ dropped by Django's test-database machinery), so it never touches real data. Pri
 - round trips of a by-id read (GetJob);
 - optionally GetNamespace against a real gunicorn process over loopback.
 
-Goals (issue 9, goal 1): one indexed query per uncached key resolution; GetNamespace and
+Goals: one indexed query per uncached key resolution; GetNamespace and
 GetJob in at most 2 round trips (the key lookup and one query), no transaction, even without
 the cache; GetNamespace p50 ≤ 1.5× the bare view's (both looking the key up); authentication
 ≤ 5% of GetNamespace's time (default settings: with the cache).

@@ -85,8 +85,8 @@ def pregenerate(records, bucket_id) -> list[tuple[int, dict[str, bytearray]]]:
     from psycopg._copy_base import format_row_text
     from psycopg.adapt import Transformer
 
-    from uploads.record_json import rows_from_json
-    from uploads.writer import CHILDREN
+    from uploads.write.json_to_rows import rows_from_json
+    from uploads.write.writer import CHILDREN
 
     transformer = Transformer()
     now = timezone.now()
@@ -113,8 +113,8 @@ def copy_floor(url: str, batches) -> float:
     import psycopg
 
     from uploads.models import Upload
-    from uploads.rows import UPLOAD_COLUMNS
-    from uploads.writer import CHILDREN
+    from uploads.write.rows import UPLOAD_COLUMNS
+    from uploads.write.writer import CHILDREN
 
     targets = [("upload", Upload, UPLOAD_COLUMNS)] + [(name, model, cols) for model, cols, name in CHILDREN]
     statements = {
@@ -145,7 +145,7 @@ def index_costs(url: str, batches, limit: int) -> list[tuple[str, float]]:
     lines = data.split(b"\n")[:limit]
     data, count = b"\n".join(lines) + b"\n", len(lines)
     from uploads.models import Upload
-    from uploads.rows import UPLOAD_COLUMNS
+    from uploads.write.rows import UPLOAD_COLUMNS
 
     columns = ", ".join(_column(Upload, c) for c in UPLOAD_COLUMNS)
     results = []
@@ -245,8 +245,8 @@ def measure(args, url: str, connection) -> int:
 
     from controlplane.auth import Principal
     from namespaces.services import create_namespace
-    from uploads import synthetic
     from uploads.services import create_bucket
+    from uploads.write import synthetic
 
     system = Principal.system("ingest-bench")
     create_namespace(actor=system, name="bench")

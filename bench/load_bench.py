@@ -60,7 +60,7 @@ class Method:
 
 
 def workload(bucket_id: str) -> list[Method]:
-    """The mix of issue 9 (60/20/10/10). `{requestId}` is replaced per call by mixed.lua."""
+    """The mix of calls: 60/20/10/10 (weights below). `{requestId}` is replaced per call by mixed.lua."""
     return [
         Method(
             "ListUploads",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Ours against the usual Django answer (issue 9, goal 4): GetNamespace and the first page of
+"""Ours against the usual Django answer: GetNamespace and the first page of
 ListUploads, each beside the same read written with Django REST framework (bench/peer/).
 
     .venv/bin/pip install -r bench/requirements.txt      # the peer's bench-only dependencies

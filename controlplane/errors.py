@@ -1,12 +1,15 @@
 """The one error type of the platform: what a service refuses, and why.
 
 Service functions (used by RPC handlers, the admin and manage.py alike) raise `Error` with a
-Connect status code; the RPC layer maps it to the wire once (controlplane.rpc.errors), and
+Connect status code; it is written on the wire in one place (controlplane.connect_errors), and
 manage.py commands turn it into a CommandError once (controlplane.commands.service_errors).
+An error carries the response headers it needs (`meta`, as connect-go's Error.Meta()), such as
+Retry-After, so no other channel has to bring them to the response.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 
 from google.protobuf.message import Message
@@ -40,17 +43,33 @@ class Code(Enum):
 
 
 class Error(Exception):
-    def __init__(self, code: Code, message: str, details: tuple[Message, ...] = (), *, retry_after: int | None = None):
+    def __init__(
+        self,
+        code: Code,
+        message: str,
+        details: tuple[Message, ...] = (),
+        *,
+        retry_after: int | None = None,
+        meta: Mapping[str, str] | None = None,
+    ):
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = tuple(details)
-        self.retry_after = retry_after  # seconds, sent as Retry-After (unavailable)
+        self.meta = dict(meta or {})  # response headers sent with the error
+        if retry_after is not None:
+            self.meta["Retry-After"] = str(retry_after)
+
+    @property
+    def retry_after(self) -> int | None:
+        """Seconds the client should wait before retrying (the Retry-After header), if any."""
+        value = self.meta.get("Retry-After")
+        return None if value is None else int(value)
 
     def __repr__(self) -> str:
         return f"Error({self.code.wire_name}, {self.message!r})"
 
-    # Constructors named after the codes, so call sites read like the spec's error table.
+    # Constructors named after the codes, so call sites read like Connect's table of codes.
     @classmethod
     def invalid_argument(cls, field: str, description: str) -> Error:
         """A bad request field: the message and a google.rpc.BadRequest detail name it."""

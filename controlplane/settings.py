@@ -40,8 +40,11 @@ INSTALLED_APPS = [
     "axes",  # throttles /admin/login/ failures (README "Console login throttle")
 ]
 
+# The request path, in the order it runs (controlplane.rpc.interceptors.request_path lists it):
+# every request passes MIDDLEWARE, then an RPC passes RPC_INTERCEPTORS, then its @rpc handler.
 MIDDLEWARE = [
-    # First: refuses calls past their deadline or queued too long, before any other work.
+    # First: computes the call's deadline from its arrival, and refuses calls past it or
+    # queued too long, before any other work.
     "controlplane.faults.shedding.LoadSheddingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Django's own, except that RPCs with a bearer token skip the ones that serve only the
@@ -54,6 +57,17 @@ MIDDLEWARE = [
     "controlplane.auth.middleware.MessageMiddleware",
     "controlplane.auth.middleware.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a lockout into its 429 page
+]
+# After the view (controlplane.rpc.views.dispatch) hands the call to the connectrpc runtime.
+# Those that run before the body is read (metadata interceptors) come first: the runtime runs
+# them first whatever the order, so the chain refuses any other order.
+RPC_INTERCEPTORS = [
+    "controlplane.rpc.interceptors.Authenticate",  # the principal PrincipalMiddleware resolved
+    "controlplane.rpc.interceptors.SessionPolicy",  # cookie calls: allowed Origin, JSON only
+    "controlplane.rpc.interceptors.MapErrors",  # from here on, the decoded request
+    "controlplane.rpc.interceptors.Validate",
+    "controlplane.rpc.interceptors.Transaction",
+    "controlplane.rpc.interceptors.Authorize",  # the handler's declared permission
 ]
 
 ROOT_URLCONF = "controlplane.urls"
@@ -122,7 +136,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "var" / "static")
 
-# Sessions: the human credential is the cp_session cookie (spec §2 "Session").
+# Sessions: the human credential is the cp_session cookie.
 SESSION_COOKIE_NAME = "cp_session"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
@@ -159,7 +173,7 @@ RPC_MAX_REQUEST_BYTES = env.int("RPC_MAX_REQUEST_BYTES", default=4 * 1024 * 1024
 RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.
 RPC_SERVICES = [
-    "controlplane.auth.rpc.IdentityService",
+    "controlplane.rpc.identity.IdentityService",
     "namespaces.rpc.NamespaceService",
     "workloads.rpc.jobs.JobService",
     "workloads.rpc.sandboxes.SandboxService",
@@ -170,14 +184,14 @@ RPC_SERVICES = [
 ]
 
 # Backends of the containers services: dotted paths of classes implementing the interfaces
-# in containers/backends.py. Unset: RunJob records jobs QUEUED for a runtime to pick up;
+# in workloads/backends.py. Unset: RunJob records jobs QUEUED for a runtime to pick up;
 # CreateSandbox and BuildEnvironment answer `unimplemented`.
 CONTAINERS_JOB_BACKEND = env.str("CONTAINERS_JOB_BACKEND", default="")
 CONTAINERS_SANDBOX_BACKEND = env.str("CONTAINERS_SANDBOX_BACKEND", default="")
 CONTAINERS_BUILD_BACKEND = env.str("CONTAINERS_BUILD_BACKEND", default="")
 # Domain under which sandboxes are previewed (https://sbx-<id>.<domain>/); unset: GetPreviewUrl is unimplemented.
 CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
-# Egress that GrantEgress always refuses (see containers/services/egress_rules.py): networks
+# Egress that GrantEgress always refuses (see workloads/services/egress_rules.py): networks
 # (CIDR) and host names ("name" exact, ".name" the name and everything below it). Setting
 # either replaces its default list, so repeat the defaults when adding to them.
 CONTAINERS_EGRESS_DENIED_NETWORKS = env.list(
@@ -201,7 +215,7 @@ CONTAINERS_EGRESS_DENIED_HOSTS = env.list(
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
 BEARER_AUTHENTICATORS = [
     "apikeys.authentication.ApiKeyAuthenticator",
-    "controlplane.auth.oidc.JwtAuthenticator",  # anything not cpk_: a JWT from the identity provider
+    "controlplane.auth.oidc.authenticator.JwtAuthenticator",  # last: any other token, as an OIDC JWT
 ]
 SESSION_AUTHENTICATOR = "controlplane.auth.authenticators.SessionAuthenticator"
 # OIDC groups → {namespace: role}, through the namespaces' group bindings (injected, so that

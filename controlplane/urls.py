@@ -4,6 +4,7 @@ from django.urls import path, re_path
 from controlplane import site
 from controlplane.auth import views as auth_views
 from controlplane.health import healthz, readyz
+from controlplane.routes import RPC_ROUTE
 from controlplane.rpc.views import dispatch
 
 urlpatterns = [
@@ -13,11 +14,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz),
     path("readyz", readyz),
-    # Browser sign-in (spec §4), hosted by the API.
+    # Browser sign-in (the OIDC authorization-code flow), hosted by the API.
     path("auth/login", auth_views.LoginView.as_view(), name="oidc_login"),
     path("auth/callback", auth_views.CallbackView.as_view(), name="oidc_callback"),
     path("auth/me", auth_views.me, name="auth_me"),
     path("auth/logout", auth_views.logout, name="auth_logout"),
-    # Connect: POST /<package>.<Service>/<Method>; the service name always has a dot.
-    re_path(r"^(?P<service>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)/(?P<method>[A-Za-z_]\w*)$", dispatch),
+    # Connect, gRPC-Web and gRPC: POST /<package>.<Service>/<Method>.
+    re_path(rf"^{RPC_ROUTE}$", dispatch),
 ]

@@ -16,6 +16,7 @@ from controlplane.rpc import AdminOnly, Service, pagination, present_fields, pri
 
 from . import selectors, services
 from .converters import namespace_to_proto
+from .validation import validate_namespace_name
 
 ADMIN = AdminOnly()
 _JSON_NAMES = {
@@ -44,7 +45,7 @@ class NamespaceService(Service, NamespaceServiceSync):
 
     @rpc(permission=ADMIN)
     def get_namespace(self, request, ctx):
-        services.validate_namespace_name(request.namespace)
+        validate_namespace_name(request.namespace)
         return namespace_to_proto(selectors.get_namespace(request.namespace))
 
     @rpc(permission=ADMIN)

@@ -50,7 +50,7 @@ def assert_error_shape(result) -> None:
 
 
 # gRPC status numbers → the Connect code names (connectrpc.com/docs/protocol#error-codes).
-GRPC_CODES = ["ok", *HTTP_STATUS]  # canceled = 1 ... unauthenticated = 16, in the spec's order
+GRPC_CODES = ["ok", *HTTP_STATUS]  # canceled = 1 ... unauthenticated = 16, in gRPC's numbering
 PROTOCOLS = ["connect", "grpc-web"]
 
 

@@ -1,9 +1,9 @@
 """Every NamespaceService method × every kind of credential → the exact Connect outcome.
 
-The expectations come from the spec: NamespaceService is admin-only (§4); a missing,
-malformed, unknown, revoked or expired credential is unauthenticated, a valid one without
-the admin role is permission_denied (§7); the header wins over the cookie, and a bad
-header is unauthenticated even beside a valid cookie (issue 2, point 4).
+The rules: NamespaceService is admin-only; a missing, malformed, unknown, revoked or
+expired credential is unauthenticated, a valid one without the admin role is
+permission_denied; the header wins over the cookie, and a bad header is unauthenticated
+even beside a valid cookie.
 """
 
 from __future__ import annotations

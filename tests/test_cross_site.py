@@ -1,4 +1,4 @@
-"""Cookie-authenticated RPCs cannot be forged cross-site (issue 2, point 4).
+"""Cookie-authenticated RPCs cannot be forged cross-site.
 
 Browsers attach cp_session to cross-site requests in some cases, but never a bearer
 token; so only cookie calls are checked for their Origin and limited to JSON, which a

@@ -1,4 +1,4 @@
-"""The Connect unary protocol, rule by rule (issue 2, point 3; connectrpc.com/docs/protocol)."""
+"""The Connect unary protocol, rule by rule (connectrpc.com/docs/protocol)."""
 
 from __future__ import annotations
 
@@ -434,7 +434,7 @@ def test_unexpected_exception_is_internal_logged_and_leaks_nothing(call, testing
 
 
 def test_error_details_carry_type_value_and_debug(call):
-    # Seed 001 §7: {code, message, details: [{type, value, debug}]}; value is unpadded base64.
+    # Connect error bodies: {code, message, details: [{type, value, debug}]}; value is unpadded base64.
     result = call(GET, {"namespace": "Not_A_Label"})
     assert_error(result, "invalid_argument")
     (detail,) = result.body["details"]

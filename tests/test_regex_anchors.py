@@ -9,7 +9,8 @@ import pytest
 
 from controlplane.errors import Error
 from namespaces.models import dns_label_validator
-from namespaces.services import PullSecret, Target, create_namespace, validate_pull_secrets, validate_target
+from namespaces.services import PullSecret, Target, create_namespace
+from namespaces.validation import validate_pull_secrets, validate_target
 from tests.conftest import ROOT, SYSTEM
 from workloads.services import environments, jobs, workspaces
 from workloads.services.common import validate_image

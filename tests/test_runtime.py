@@ -1,4 +1,4 @@
-"""The connectrpc runtime behind gunicorn, as clients no one here wrote see it (issue 8).
+"""The connectrpc runtime behind gunicorn, as clients no one here wrote see it.
 
 - Connect GET (JSON and base64), not cacheable by shared caches; 405 for side effects;
 - chunked request bodies (connect-node's default over HTTP/1.1), with the size limit on the

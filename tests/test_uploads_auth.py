@@ -12,9 +12,9 @@ from controlplane.auth import Kind, Principal, Role
 from controlplane.errors import Error
 from tests.conftest import SYSTEM
 from tests.uploads_factory import LIST, add, ids, make_bucket, record
-from uploads import page_query
 from uploads.api.v1 import uploads_pb2 as pb
 from uploads.permissions import SCOPE, CanReadUploads
+from uploads.read import page_query
 
 
 @pytest.fixture

@@ -18,8 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from uploads.api.v1 import uploads_pb2 as pb
-from uploads.page_query import Dialect, conditions, facet_of_metadata, facet_of_slug_prefix, facet_of_tag, facet_pair
-from uploads.query import ListQuery, MetadataCondition
+from uploads.read.page_query import (
+    Dialect,
+    conditions,
+    facet_of_metadata,
+    facet_of_slug_prefix,
+    facet_of_tag,
+    facet_pair,
+)
+from uploads.read.query import ListQuery, MetadataCondition
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""ListUploads: filters, sorting, fallbacks and limits (spec 001 §4, §8)."""
+"""ListUploads: filters, sorting, fallbacks and limits."""
 
 from __future__ import annotations
 

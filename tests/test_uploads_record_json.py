@@ -1,4 +1,4 @@
-"""record_json.rows_from_json (the fast path) against the reference mapping
+"""json_to_rows.rows_from_json (the fast path) against the reference mapping
 (json_format.ParseDict + records.rows_from_record): the same rows, or the same error,
 for every record, canonical or not. No database needed."""
 
@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controlplane.errors import Error
-from uploads import record_json, synthetic
 from uploads.api.v1 import uploads_pb2 as pb
 from uploads.models import Alias, Integration, MetaUpload, Upload
-from uploads.record_json import rows_from_json
-from uploads.records import rows_from_record
-from uploads.rows import ALIAS_COLUMNS, INTEGRATION_COLUMNS, META_UPLOAD_COLUMNS, UPLOAD_COLUMNS, Rows
+from uploads.write import json_to_rows, synthetic
+from uploads.write.json_to_rows import rows_from_json
+from uploads.write.records import rows_from_record
+from uploads.write.rows import ALIAS_COLUMNS, INTEGRATION_COLUMNS, META_UPLOAD_COLUMNS, UPLOAD_COLUMNS, Rows
 
 BUCKET = uuid.UUID("00000000-0000-4000-8000-000000000001")
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC)
@@ -66,7 +66,7 @@ def test_columns_cover_every_model_field():
 
 def test_synthetic_records_take_the_fast_path_and_match_the_reference(monkeypatch):
     slow_calls = []
-    monkeypatch.setattr(record_json, "rows_from_record", lambda *a, **k: slow_calls.append(1))
+    monkeypatch.setattr(json_to_rows, "rows_from_record", lambda *a, **k: slow_calls.append(1))
     records = list(synthetic.records(400, seed=11))
     fast_rows = [outcome(fast, r) for r in records]
     assert not slow_calls  # every synthetic record is canonical

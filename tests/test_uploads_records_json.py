@@ -1,4 +1,4 @@
-"""records_json (ListUploads' fast path: rows → proto3 JSON without messages) equals
+"""rows_to_json (ListUploads' fast path: rows → proto3 JSON without messages) equals
 json_format.MessageToDict of the message records.record_from_rows builds from the same rows,
 for random records of every field type; and every protocol gets the same response."""
 
@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 
 from tests.conftest import grpc_web_frames
 from tests.uploads_factory import LIST, add, make_bucket
-from uploads import query, selectors
+from uploads import selectors
 from uploads.api.v1 import uploads_pb2 as pb
 from uploads.models import Bucket, Integration, Upload
-from uploads.records import record_from_rows
-from uploads.records_json import record
+from uploads.read import page_query, query
+from uploads.read.rows_to_json import record
+from uploads.write.records import record_from_rows
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT64 = st.one_of(st.integers(-(2**63), 2**63 - 1), st.sampled_from([-(2**63), 2**63 - 1, 0, 1, -1]))
@@ -194,7 +195,7 @@ def through_json_format(bucket: Bucket) -> list[dict]:
 
 def through_fast_path(bucket: Bucket) -> list[dict]:
     request = pb.ListUploadsRequest(page_size=1000)
-    page = selectors.list_uploads(
+    page = page_query.fetch_page(
         bucket=selectors.bucket_scope(bucket_id=str(bucket.pk)),
         namespaces=None,
         query=query.parse(request),

@@ -1,4 +1,4 @@
-"""Who may list uploads: the scope upl:bucket:read (spec 001 §5), held by VIEWER or above
+"""Who may list uploads: the scope upl:bucket:read, held by VIEWER or above
 in the bucket's namespace; admins everywhere."""
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
-"""uploads.api.v1.BucketUploadsService: a thin view over listing.list_uploads."""
+"""uploads.api.v1.BucketUploadsService: a thin view over read.listing, and the only module of
+the app that knows the wire codecs (the page is handed over as its proto3 JSON object)."""
 
 from __future__ import annotations
 
 from controlplane.rpc import Service, principal_of, rpc
+from controlplane.rpc.codecs import prepared
 from uploads.api.v1 import uploads_pb2 as pb
 from uploads.api.v1.uploads_connect import BucketUploadsServiceSync, BucketUploadsServiceWSGIApplication
 
-from .listing import list_uploads
 from .permissions import CanReadUploads
+from .read.listing import uploads_page
 
 
 class BucketUploadsService(Service, BucketUploadsServiceSync):
@@ -16,4 +18,4 @@ class BucketUploadsService(Service, BucketUploadsServiceSync):
 
     @rpc(permission=CanReadUploads())
     def list_uploads(self, request, ctx):
-        return list_uploads(principal_of(ctx), request)
+        return prepared(pb.ListUploadsResponse, uploads_page(principal_of(ctx), request))

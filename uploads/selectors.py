@@ -1,6 +1,6 @@
-"""Reads of buckets and uploads. ListUploads costs at most two statements after the key
-lookup: the bucket (with the metadata key types the request filters on), shared by the
-permission check and the listing, and the page (page_query: one statement, any page size)."""
+"""Reads of buckets. ListUploads costs at most two statements after the key lookup: the bucket
+(with the metadata key types the request filters on), shared by the permission check and the
+listing, and the page (read/page_query: one statement, any page size)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from django.db import connection
 
 from controlplane.auth import Principal, Role
 from controlplane.errors import Error
-from controlplane.rpc import looked_up
+from controlplane.lookups import looked_up
 
-from .cursors import Position
 from .models import Bucket, BucketMetadataKey
-from .page_query import FILTERABLE_TYPES, dialect, page_statement
-from .query import ListQuery
-from .records_json import from_json
+from .read.page_query import FILTERABLE_TYPES, dialect
+from .read.rows_to_json import from_json
 
 
 def get_bucket(*, bucket_id: str = "", namespace: str = "", name: str = "") -> Bucket:
@@ -106,19 +104,3 @@ def unfilterable_keys(namespaces: list[str] | None, keys: set[str]) -> dict[str,
     if namespaces is not None:
         rows = rows.filter(bucket__namespace__name__in=namespaces)
     return dict(rows.values_list("key", "value_type"))
-
-
-@dataclass
-class Page:
-    rows: list[tuple]  # page_query's columns, in the requested order
-    has_more: bool
-
-
-def list_uploads(
-    *, bucket: BucketScope | None, namespaces: list[str] | None, query: ListQuery, position: Position | None, anchor
-) -> Page:
-    sql, params = page_statement(bucket=bucket, namespaces=namespaces, query=query, position=position, anchor=anchor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    return Page(rows=rows[: query.page_size], has_more=len(rows) > query.page_size)

@@ -15,13 +15,13 @@ from audit.services import record as audit
 from controlplane.auth import Principal
 from controlplane.errors import Error
 from namespaces.models import Namespace
-from namespaces.services import validate_namespace_name
+from namespaces.validation import validate_namespace_name
 
-from . import synthetic
 from .models import Alias, Bucket, Upload
-from .record_json import rows_from_json
-from .rows import Rows
-from .writer import clashing_key, write_rows
+from .write import synthetic
+from .write.json_to_rows import rows_from_json
+from .write.rows import Rows
+from .write.writer import clashing_key, write_rows
 
 # Records per COPY: the ids an import remembers to name a clash's line; seed commits each batch.
 IMPORT_BATCH = 20000

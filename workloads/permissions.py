@@ -1,5 +1,6 @@
-"""Who may call what on containers resources: the spec's role table (§5.6), and the two
-narrow doors open to sandbox agent keys (§5.8).
+"""Who may call what on containers resources: VIEWER reads (get, list, egress events),
+OPERATOR mutates (`viewer`, `operator`), admins pass every check; and the two narrow doors
+open to sandbox agent keys (`AgentScoped`): their own sandbox, their own workspace.
 
 Agent principals hold no namespace role, so every NamespaceRole check refuses them;
 `AgentScoped` lets them through only for their own workspace or sandbox.
@@ -27,20 +28,21 @@ def requested_id(model: type[Model], request: Message) -> str:
     return value
 
 
-def namespace_of(model: type[Model]) -> Callable[[Message], str]:
-    """For by-id requests: the namespace of the named resource (not_found if it exists nowhere)."""
+def requested_namespace(model: type[Model]) -> Callable[[Message], str]:
+    """For by-id requests: request → the namespace of the resource it names (not_found if it
+    exists nowhere)."""
     return lambda request: selectors.namespace_of(model, requested_id(model, request))
 
 
 def viewer(model: type[Model] | None = None) -> NamespaceRole:
     """Reads: get/list of every kind, and egress events."""
-    return NamespaceRole(Role.VIEWER, namespace_of(model) if model else None)
+    return NamespaceRole(Role.VIEWER, requested_namespace(model) if model else None)
 
 
 def operator(model: type[Model] | None = None) -> NamespaceRole:
     """Mutations: run/cancel jobs, create/delete sandboxes and workspaces, register/build
     environments, grant/revoke egress, read an app key."""
-    return NamespaceRole(Role.OPERATOR, namespace_of(model) if model else None)
+    return NamespaceRole(Role.OPERATOR, requested_namespace(model) if model else None)
 
 
 class AgentScoped(Permission):

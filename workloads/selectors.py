@@ -8,7 +8,7 @@ from typing import NamedTuple
 from django.db.models import Model, Q
 
 from controlplane.errors import Error
-from controlplane.rpc import looked_up
+from controlplane.lookups import looked_up
 from namespaces.models import Namespace
 
 from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
@@ -37,7 +37,7 @@ def namespace_of(model: type[Model], public_id: str) -> str:
 
 
 def get(model: type[Model], public_id: str, *, for_update: bool = False):
-    """The resource with its related rows, once per call (rpc.context.looked_up).
+    """The resource with its related rows, once per call (controlplane.lookups).
 
     for_update always reads the row again and locks it until the transaction ends; the locked
     row then replaces any copy read earlier in the call."""

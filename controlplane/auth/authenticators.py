@@ -1,28 +1,50 @@
 """Authenticators: credential → principal (Kubernetes' split from authorizers).
 
 Bearer tokens go to the first authenticator in settings.BEARER_AUTHENTICATORS that
-accepts them (cpk_ API keys, then OIDC JWTs). The cp_session cookie goes to the
-session authenticator. A header, when present, wins over the cookie.
+accepts them (API keys, then OIDC JWTs); each implements `BearerAuthenticator`. The
+cp_session cookie goes to the session authenticator. A header, when present, wins over
+the cookie.
 """
 
 from __future__ import annotations
 
 import time
 from functools import cache
+from typing import Protocol, runtime_checkable
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from . import oidc
 from .exceptions import AuthenticationFailed
 from .principal import Kind, Principal
 
-__all__ = ["AuthenticationFailed", "SessionAuthenticator", "authenticate"]
+__all__ = ["AuthenticationFailed", "BearerAuthenticator", "SessionAuthenticator", "authenticate"]
+
+
+@runtime_checkable
+class BearerAuthenticator(Protocol):
+    """The contract of each class named in settings.BEARER_AUTHENTICATORS (instantiated once,
+    without arguments), as Django's BaseBackend is for authentication backends."""
+
+    def accepts(self, token: str) -> bool:
+        """Whether this authenticator decides on `token`: the first that accepts it does. Cheap
+        (no I/O): it runs for every bearer call, for each authenticator before the one that accepts."""
+        ...
+
+    def authenticate(self, token: str) -> Principal:
+        """The principal of `token`; raises AuthenticationFailed (with a message safe to show)."""
+        ...
 
 
 @cache
-def bearer_authenticators() -> tuple:
-    return tuple(import_string(path)() for path in settings.BEARER_AUTHENTICATORS)
+def bearer_authenticators() -> tuple[BearerAuthenticator, ...]:
+    authenticators = tuple(import_string(path)() for path in settings.BEARER_AUTHENTICATORS)
+    for path, authenticator in zip(settings.BEARER_AUTHENTICATORS, authenticators, strict=True):
+        if not isinstance(authenticator, BearerAuthenticator):
+            raise ImproperlyConfigured(f"BEARER_AUTHENTICATORS: {path} lacks accepts(token) or authenticate(token)")
+    return authenticators
 
 
 @cache

@@ -15,10 +15,11 @@ from django.contrib.sessions import middleware as sessions
 from django.middleware import clickjacking, csrf
 from django.utils.functional import SimpleLazyObject
 
+from controlplane.routes import RPC_ROUTE
+
 from .authenticators import authenticate
 
-# The URLconf's RPC route: /<package>.<Service>/<Method>.
-_RPC_PATH = re.compile(r"/[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+/[A-Za-z_]\w*")
+_RPC_PATH = re.compile("/" + RPC_ROUTE)
 _BEARER_RPC = "controlplane.bearer_rpc"
 
 

@@ -1,4 +1,4 @@
-"""Who is calling: the principal every handler and permission sees (spec §2 "Principal")."""
+"""Who is calling: the principal every handler and permission sees."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ class Kind(enum.StrEnum):
 class Principal:
     """The resolved caller: namespaces with a role in each, and the admin flag.
 
-    `roles` is the caller's own memberships; admin is unconditional across namespaces
-    (spec §5.7), so `role_in` answers ADMIN everywhere for an admin.
+    `roles` is the caller's own memberships; admin is unconditional across namespaces,
+    so `role_in` answers ADMIN everywhere for an admin.
     """
 
     kind: Kind

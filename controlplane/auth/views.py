@@ -1,4 +1,4 @@
-"""Browser sign-in routes hosted by the API (spec §4): /auth/login, /auth/callback, /auth/me, /auth/logout.
+"""Browser sign-in routes hosted by the API: /auth/login, /auth/callback, /auth/me, /auth/logout.
 
 The authorization-code flow with PKCE (S256), state and nonce runs between this service and
 the identity provider: the browser only follows redirects and carries the cp_session cookie,
@@ -23,8 +23,8 @@ from django.views.generic import View
 from mozilla_django_oidc.utils import import_from_settings
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from controlplane.connect_errors import error_response
 from controlplane.errors import Code, Error
-from controlplane.rpc.errors import error_response as connect_error_response
 
 from . import oidc
 from .authenticators import SessionAuthenticator
@@ -37,21 +37,21 @@ DEFAULT_NEXT = "/auth/me"
 STATE_MAX_AGE = 600  # seconds a sign-in may take between /auth/login and /auth/callback
 
 
-def error_response(error: Error) -> HttpResponse:
-    """The Connect error body ({code, message}) that RPCs use, for the browser routes too."""
-    response = connect_error_response(error)
+def uncached_error(error: Error) -> HttpResponse:
+    """The Connect error RPCs answer (controlplane.connect_errors), never cached."""
+    response = error_response(error)
     add_never_cache_headers(response)
     return response
 
 
 def not_configured() -> HttpResponse:
-    return error_response(
+    return uncached_error(
         Error.unimplemented("human sign-in is not configured on this deployment (set OIDC_ISSUER and OIDC_CLIENT_ID)")
     )
 
 
 def provider_unavailable() -> HttpResponse:
-    return error_response(Error(Code.UNAVAILABLE, "the identity provider cannot be reached; try again later"))
+    return uncached_error(Error(Code.UNAVAILABLE, "the identity provider cannot be reached; try again later"))
 
 
 def safe_next(value: str | None) -> str | None:
@@ -153,7 +153,7 @@ class CallbackView(OIDCAuthenticationCallbackView):
         return response
 
     def failure(self, message: str) -> HttpResponse:
-        return error_response(Error.unauthenticated(f"sign-in failed: {message}"))
+        return uncached_error(Error.unauthenticated(f"sign-in failed: {message}"))
 
 
 @require_GET
@@ -161,7 +161,7 @@ def me(request):
     """The resolved principal of whoever calls: cookie or bearer token alike."""
     principal = request.principal
     if not principal.is_authenticated:
-        response = error_response(Error.unauthenticated(principal.failure or "a credential is required"))
+        response = uncached_error(Error.unauthenticated(principal.failure or "a credential is required"))
         response["WWW-Authenticate"] = 'Bearer realm="controlplane"'
     else:
         response = JsonResponse(principal_to_json(principal))

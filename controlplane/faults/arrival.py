@@ -17,9 +17,12 @@ from contextvars import ContextVar
 UNIX_SOCKET = "unix"  # in TRUSTED_PROXIES: the peer on gunicorn's Unix socket (the proxy)
 ARRIVAL_KEY = "controlplane.arrival"  # wall-clock seconds since the epoch (time.time())
 _TIMEOUT_RE = re.compile(r"[0-9]{1,10}")
+_GRPC_TIMEOUT_RE = re.compile(r"([0-9]{1,8})([HMSmun])")
+_GRPC_TIMEOUT_UNIT_NANOS = {"H": 3600 * 10**9, "M": 60 * 10**9, "S": 10**9, "m": 10**6, "u": 10**3, "n": 1}
 
-# The deadline (time.monotonic()) of the call being served, for code far from the request
-# such as the connection pool's wait; None when the call has no deadline.
+# The deadline (time.monotonic()) of the call being served, computed once where the request
+# enters (shedding.LoadSheddingMiddleware) and read everywhere else: the RPC transaction, the
+# connection pool's wait, error classification. None when the call has no deadline.
 current_deadline: ContextVar[float | None] = ContextVar("current_deadline", default=None)
 
 
@@ -68,23 +71,38 @@ def parse_request_start(value: str) -> float | None:
 
 
 def timeout_ms(environ) -> int | None:
-    """Connect-Timeout-Ms when well-formed (a positive integer of at most 10 digits), else None.
+    """The call's timeout in milliseconds when well-formed and positive, else None (see `_timeout`).
 
-    Malformed values are left to the RPC layer, which answers invalid_argument for them.
+    Malformed values are left to the RPC runtime, which answers invalid_argument for them.
     """
-    value = (environ.get("HTTP_CONNECT_TIMEOUT_MS") or "").strip()
-    if not _TIMEOUT_RE.fullmatch(value) or int(value) == 0:
-        return None
-    return int(value)
+    return _timeout(environ) or None
+
+
+def request_deadline(environ) -> float | None:
+    """The call's deadline: its arrival plus its timeout; a zero timeout has elapsed on arrival."""
+    return call_deadline(environ, _timeout(environ))
 
 
 def call_deadline(environ, timeout_ms: int | None) -> float | None:
-    """The call's deadline on time.monotonic()'s clock: arrival + Connect-Timeout-Ms."""
-    if not timeout_ms:
+    """The call's deadline on time.monotonic()'s clock: arrival + the timeout."""
+    if timeout_ms is None:
         return None
     now_wall, now = time.time(), time.monotonic()
     waited = max(0.0, now_wall - environ.get(ARRIVAL_KEY, now_wall))
     return now - waited + timeout_ms / 1000
+
+
+def _timeout(environ) -> int | None:
+    """Connect-Timeout-Ms (an integer of at most 10 digits), or gRPC's and gRPC-Web's grpc-timeout
+    (at most 8 digits and a unit, rounded up to whole milliseconds); None when absent or malformed."""
+    value = (environ.get("HTTP_CONNECT_TIMEOUT_MS") or "").strip()
+    if value:
+        return int(value) if _TIMEOUT_RE.fullmatch(value) else None
+    grpc = _GRPC_TIMEOUT_RE.fullmatch((environ.get("HTTP_GRPC_TIMEOUT") or "").strip())
+    if grpc is None:
+        return None
+    nanos = int(grpc[1]) * _GRPC_TIMEOUT_UNIT_NANOS[grpc[2]]
+    return -(-nanos // 1_000_000)
 
 
 def remaining_seconds(default: float) -> float:

@@ -14,27 +14,30 @@ import time
 from django.conf import settings
 from django.http import HttpResponse
 
+from controlplane.connect_errors import error_response
 from controlplane.errors import Error
-from controlplane.rpc.errors import error_response as connect_error_response
 
-from .arrival import call_deadline, current_deadline, stamp, timeout_ms
+from .arrival import current_deadline, request_deadline, stamp
 
 # Probes answer even under overload: a balancer must not mistake a busy server for a dead one.
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
 
 
 class LoadSheddingMiddleware:
+    """Where a request enters: stamps its arrival, computes its deadline once (read everywhere
+    else through `arrival.current_deadline`), and refuses it when it is already too late."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
         environ = request.META
         arrived = stamp(environ)
-        deadline = call_deadline(environ, timeout_ms(environ))
+        deadline = request_deadline(environ)
         if request.path not in EXEMPT_PATHS:
             refusal = _refusal(arrived, deadline)
             if refusal is not None:
-                return error_response(refusal)
+                return _unlogged(error_response(refusal))
         token = current_deadline.set(deadline)
         try:
             return self.get_response(request)
@@ -55,9 +58,7 @@ def _refusal(arrived: float, deadline: float | None) -> Error | None:
     return None
 
 
-def error_response(error: Error) -> HttpResponse:
-    """A Connect error (JSON body, HTTP status of the code, Retry-After when given)."""
-    response = connect_error_response(error)
+def _unlogged(response: HttpResponse) -> HttpResponse:
     # Not one django.request ERROR line per refusal: under overload that is log volume and worker
     # time spent where neither can be afforded; the access log still shows every 503/504.
     response._has_been_logged = True

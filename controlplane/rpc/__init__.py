@@ -2,7 +2,7 @@
 
 from controlplane.errors import Code, Error
 
-from .context import looked_up, present_fields, principal_of
+from .context import present_fields, principal_of
 from .permissions import AdminOnly, Authenticated, NamespaceRole, Permission
 from .service import Service, rpc
 
@@ -14,7 +14,6 @@ __all__ = [
     "NamespaceRole",
     "Permission",
     "Service",
-    "looked_up",
     "present_fields",
     "principal_of",
     "rpc",

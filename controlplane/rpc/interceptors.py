@@ -1,6 +1,7 @@
-"""The interceptor chain every RPC runs through, in this fixed order (`chain`):
+"""The interceptors every RPC runs through, in the order settings.RPC_INTERCEPTORS declares
+(`chain`), after Django's MIDDLEWARE (`request_path` lists both):
 
-Before the body is read (connectrpc runs leading metadata interceptors first):
+Before the body is read (connectrpc runs these metadata interceptors first):
   1. Authenticate   the principal the middleware resolved; none → unauthenticated.
   2. SessionPolicy  cookie calls only: an allowed Origin, and JSON only.
 Then, around the handler, with the decoded request:
@@ -20,11 +21,15 @@ from collections.abc import Callable, Mapping
 
 from connectrpc.method import IdempotencyLevel
 from connectrpc.request import RequestContext
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, connection, transaction
+from django.utils.module_loading import import_string
 from google.protobuf.message import Message
 
 from controlplane.auth.origin import is_same_origin_request
 from controlplane.errors import Error
+from controlplane.faults.arrival import current_deadline
 
 from . import context
 from .deadline import database_deadline, is_cancellation
@@ -45,7 +50,7 @@ class Authenticate:
             if not principal.is_authenticated:
                 raise Error.unauthenticated(principal.failure or "a credential is required")
         except Exception as exc:
-            raise to_connect_error(exc, procedure(ctx)) from None
+            raise to_connect_error(exc, ctx) from None
         call.principal = principal
 
     def on_end_sync(self, token, ctx, error) -> None:
@@ -66,11 +71,11 @@ class SessionPolicy:
             return
         if not is_same_origin_request(call.http_request):
             raise to_connect_error(
-                Error.permission_denied("cross-site request refused: Origin is not an allowed origin")
+                Error.permission_denied("cross-site request refused: Origin is not an allowed origin"), ctx
             )
         if not _is_connect_json(call.http_request):
             refused = Error.invalid_argument("Content-Type", "cookie-authenticated calls accept only application/json")
-            raise to_connect_error(refused)
+            raise to_connect_error(refused, ctx)
 
     def on_end_sync(self, token, ctx, error) -> None:
         return
@@ -90,7 +95,7 @@ class MapErrors:
         try:
             return call_next(request, ctx)
         except Exception as exc:
-            raise to_connect_error(exc, procedure(ctx)) from None
+            raise to_connect_error(exc, ctx) from None
 
 
 class Validate:
@@ -110,7 +115,7 @@ class Transaction:
     """
 
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
-        deadline = context.call_deadline(ctx)
+        deadline = current_deadline.get()  # computed where the request entered
         autocommit = ctx.method.idempotency_level is IdempotencyLevel.NO_SIDE_EFFECTS and not connection.in_atomic_block
         try:
             with (
@@ -138,4 +143,22 @@ class Authorize:
 
 
 def chain(permissions: Mapping[str, Permission]) -> tuple:
-    return (Authenticate(), SessionPolicy(), MapErrors(), Validate(), Transaction(), Authorize(permissions))
+    """settings.RPC_INTERCEPTORS, built in the declared order, which is the order they run:
+    metadata interceptors (on_start_sync) must all come before those around the handler."""
+    built = []
+    for path in settings.RPC_INTERCEPTORS:
+        factory = import_string(path)
+        built.append(factory(permissions) if issubclass(factory, Authorize) else factory())
+    around = [i for i, interceptor in enumerate(built) if not hasattr(interceptor, "on_start_sync")]
+    for index, interceptor in enumerate(built):
+        if hasattr(interceptor, "on_start_sync") and around and index > around[0]:
+            raise ImproperlyConfigured(
+                f"RPC_INTERCEPTORS: {settings.RPC_INTERCEPTORS[index]} runs before the body is read, so it "
+                f"must be listed before {settings.RPC_INTERCEPTORS[around[0]]}, which runs around the handler"
+            )
+    return tuple(built)
+
+
+def request_path() -> list[str]:
+    """What an RPC passes through, in order: Django's middleware, the interceptors, the handler."""
+    return [*settings.MIDDLEWARE, *settings.RPC_INTERCEPTORS, "the method's @rpc handler"]

@@ -75,5 +75,5 @@ registry = Registry()
 @receiver(setting_changed)
 def _reset_registry(*, setting, **kwargs):
     # override_settings(RPC_SERVICES=..., RPC_MAX_REQUEST_BYTES=...) in tests takes effect.
-    if setting in ("RPC_SERVICES", "RPC_MAX_REQUEST_BYTES"):
+    if setting in ("RPC_SERVICES", "RPC_MAX_REQUEST_BYTES", "RPC_INTERCEPTORS"):
         registry.reset()

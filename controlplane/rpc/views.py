@@ -51,7 +51,7 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     def start_response(status, headers, exc_info=None):
         started.update(status=int(status.split(" ", 1)[0]), headers=headers)
 
-    with serving(request) as call:
+    with serving(request):
         chunks = application(environ, start_response)
         if not streaming:
             content = b"".join(chunks)
@@ -64,8 +64,6 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
             response[name] = value
     # Authenticated answers (Connect GET included) are for this caller only.
     response["Cache-Control"] = "private, no-store"
-    if call.retry_after is not None:
-        response["Retry-After"] = str(call.retry_after)
     if body.abandoned and not request.environ.get("SERVER_SOFTWARE", "").startswith("WSGIServer/"):
         # More body than we drain: the connection cannot carry another request. (wsgiref, i.e.
         # runserver, refuses hop-by-hop headers from applications and closes on its own.)

@@ -1,7 +1,8 @@
 """Every method of the five containers services × every kind of caller × own/other namespace.
 
-The expectation is written from the spec (§5.6 role table, §5.7 admin, §5.8 agent keys,
-§7 errors), not read from the code: `ACCESS` is the role table, `expected()` its reading.
+The expectation is written from the rules (the role table, admins everywhere, the agent
+keys' two doors, the error codes), not read from the code: `ACCESS` is the role table,
+`expected()` its reading.
 To add a kind of principal, add one `Caller` row and teach `credential()` how to obtain
 its credential. OIDC-mapped users sign in with a cp_session whose groups are bound to
 roles through the namespaces' bindings, exactly as after /auth/callback.
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.django_db
 VIEWER, OPERATOR = Role.VIEWER, Role.OPERATOR
 AGENTS_AND_ADMINS = None  # no namespace role suffices
 
-# §5.6: VIEWER reads (get/list of every kind, egress events); OPERATOR also mutates.
+# The role table: VIEWER reads (get/list of every kind, egress events); OPERATOR also mutates.
 ACCESS = {
     "JobService/RunJob": OPERATOR,
     "JobService/GetJob": VIEWER,
@@ -54,7 +55,7 @@ ACCESS = {
     "EgressService/ListEgressEvents": VIEWER,
     "EgressService/ReportEgressEvent": AGENTS_AND_ADMINS,
 }
-# §5.8 and the sandbox agent key: the only doors open to agent keys, each for the one
+# The sandbox agent key: the only doors open to agent keys, each for the one
 # resource the key is bound to ("workspace": its scope, "sandbox": its own sandbox).
 AGENT_DOORS = {
     "WorkspaceService/GetWorkspace": "workspace",
@@ -93,7 +94,7 @@ def expected(caller: Caller, method: str, target: str) -> str:
     if caller.credential == "none":
         return "unauthenticated"
     if caller.admin:
-        return "ok"  # §5.7: admin passes every namespace check
+        return "ok"  # admin passes every namespace check
     if caller.credential == "agent":
         door = AGENT_DOORS.get(method)
         if target == "own" and (door == "sandbox" or (door == "workspace" and caller.workspace_scope)):
@@ -102,7 +103,7 @@ def expected(caller: Caller, method: str, target: str) -> str:
     required = ACCESS[method]
     role = caller.roles.get(target)
     if required is AGENTS_AND_ADMINS or role is None or role < required:
-        return "permission_denied"  # §5.2: another namespace's resource is refused, not hidden
+        return "permission_denied"  # another namespace's resource is refused, not hidden
     return "ok"
 
 

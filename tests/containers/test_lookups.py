@@ -1,5 +1,5 @@
 """By-id methods look their resource up once per call: the authorizer and the handler share the
-row (workloads.selectors.get through rpc.context.looked_up), and a write still locks it."""
+row (workloads.selectors.get through controlplane.lookups.looked_up), and a write still locks it."""
 
 import pytest
 from django.db import connection

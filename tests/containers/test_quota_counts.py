@@ -1,4 +1,4 @@
-"""Quotas cost a count query only when they are set (containers/services/common.enforce_quota)."""
+"""Quotas cost a count query only when they are set (workloads/services/common.enforce_quota)."""
 
 import pytest
 from django.db import connection

@@ -8,8 +8,9 @@ import pytest
 from django.db import DatabaseError, IntegrityError, OperationalError
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from controlplane.connect_errors import error_response
+from controlplane.faults.classify import classify
 from controlplane.faults.database import unavailable_error
-from controlplane.rpc.errors import error_response
 from tests.live import free_port
 
 
@@ -74,11 +75,11 @@ def test_other_errors_are_not_outages(exc):
 
 
 def test_an_outage_outside_the_runtime_answers_unavailable_with_retry_after():
-    # /auth/* and the shedding middleware write errors with rpc.errors.error_response.
+    # /auth/* and the shedding middleware write errors with connect_errors.error_response.
     try:
         raise OperationalError("pool timeout") from PoolTimeout("no connection in time")
     except OperationalError as exc:
-        response = error_response(exc)
+        response = error_response(classify(exc))
     assert response.status_code == 503
     assert response["Retry-After"] == "1"
     assert json.loads(response.content)["code"] == "unavailable"

@@ -7,7 +7,8 @@ import time
 import jwt
 import pytest
 
-from controlplane.auth import Role, oidc
+from controlplane.auth import Role
+from controlplane.auth.oidc import discovery
 from namespaces.services import Binding, update_namespace
 from tests.conftest import SYSTEM
 
@@ -130,13 +131,13 @@ def test_valid_minted_token_is_accepted(client, oidc_settings, bound_namespaces)
 
 def test_jwks_is_cached_and_refetched_once_on_an_unknown_kid(client, oidc_settings, bound_namespaces, monkeypatch):
     fetched = []
-    real_get_json = oidc._get_json
+    real_get_json = discovery._get_json
 
     def counting_get_json(url):
         fetched.append(url)
         return real_get_json(url)
 
-    monkeypatch.setattr(oidc, "_get_json", counting_get_json)
+    monkeypatch.setattr(discovery, "_get_json", counting_get_json)
     jwks_calls = lambda: [u for u in fetched if u.endswith("/jwks")]  # noqa: E731
 
     for _ in range(3):
@@ -146,10 +147,10 @@ def test_jwks_is_cached_and_refetched_once_on_an_unknown_kid(client, oidc_settin
 
     other_key, other_jwk = new_signing_key()
     unknown = oidc_settings.mint({}, key=other_key, kid=other_jwk["kid"])
-    monkeypatch.setattr(oidc, "JWKS_REFRESH_MIN_INTERVAL", 0.0)
+    monkeypatch.setattr(discovery, "JWKS_REFRESH_MIN_INTERVAL", 0.0)
     assert me(client, unknown)[0] == 401
     assert len(jwks_calls()) == 2  # one refetch for the unknown kid
-    monkeypatch.setattr(oidc, "JWKS_REFRESH_MIN_INTERVAL", 60.0)
+    monkeypatch.setattr(discovery, "JWKS_REFRESH_MIN_INTERVAL", 60.0)
     assert me(client, unknown)[0] == 401
     assert me(client, unknown)[0] == 401
     assert len(jwks_calls()) == 2  # a flood of unknown kids does not reach the provider

@@ -1,10 +1,11 @@
-"""controlplane.rpc.context.looked_up: one load per call, shared by authorizer and handler."""
+"""controlplane.lookups.looked_up: one load per call, shared by authorizer and handler."""
 
 import pytest
 from django.test import RequestFactory
 
 from controlplane.errors import Error
-from controlplane.rpc.context import looked_up, serving
+from controlplane.lookups import looked_up
+from controlplane.rpc.context import serving
 
 
 def test_loads_once_per_call_and_again_in_the_next_call():

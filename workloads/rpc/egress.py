@@ -8,7 +8,7 @@ from ..permissions import AgentScoped, operator, viewer
 from ..services import egress
 from .paging import list_page
 
-# Connections are reported by the sandbox's own agent; admins pass every check (spec §5.7).
+# Connections are reported by the sandbox's own agent; admins pass every check.
 _OWN_SANDBOX_AGENT = AgentScoped(Sandbox, "sandbox_id", otherwise=AdminOnly())
 
 

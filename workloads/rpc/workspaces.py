@@ -9,7 +9,7 @@ from ..permissions import AgentScoped, operator, viewer
 from ..services import workspaces
 from .paging import list_page
 
-# The one call a workspace-scoped sandbox agent key may make (spec §5.8): read its workspace.
+# The one call a workspace-scoped sandbox agent key may make: read its workspace.
 # Managing workspaces stays with operators, so Create/List/Delete refuse every agent.
 _READ_OWN_WORKSPACE = AgentScoped(Workspace, "workspace_scope", otherwise=viewer(Workspace))
 

@@ -9,7 +9,8 @@ from django.db.models import QuerySet
 from controlplane.errors import Error
 from idempotency.services import idempotent
 from namespaces.models import Namespace
-from namespaces.services import json_name, lock_namespace
+from namespaces.services import lock_namespace
+from namespaces.validation import json_name
 
 from .. import selectors
 

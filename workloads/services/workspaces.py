@@ -5,7 +5,7 @@ from django.db import transaction
 from audit.services import record
 from controlplane.auth import Principal
 from controlplane.errors import Error
-from namespaces.services import validate_namespace_name
+from namespaces.validation import validate_namespace_name
 
 from .. import selectors
 from ..ids import new_id

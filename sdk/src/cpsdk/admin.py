@@ -1,4 +1,4 @@
-"""NamespaceService through its own raw client (spec §4 rule 2): admin callers only.
+"""NamespaceService through its own raw client, apart from `Client`: admin callers only.
 
 `Client` never reaches these operations; an admin builds an `AdminClient` on purpose.
 """

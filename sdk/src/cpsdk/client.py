@@ -110,7 +110,7 @@ class AsyncClient(_Connected, _AsyncLifecycle, _Scoped):
 
 
 class AdminClient(_Connected, _SyncLifecycle, AdminMethods):
-    """The separate raw client for NamespaceService (admin callers only; spec §4 rule 2)."""
+    """The separate raw client for NamespaceService (admin callers only), kept apart from `Client`."""
 
     _transport_class = SyncTransport
     _scoped = False

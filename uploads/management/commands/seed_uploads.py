@@ -7,7 +7,7 @@ from django.db import IntegrityError
 from controlplane.auth import Principal
 from controlplane.errors import Error
 from uploads.services import seed_uploads
-from uploads.writer import refresh_statistics
+from uploads.write.writer import refresh_statistics
 
 from ._bucket import bucket_argument
 

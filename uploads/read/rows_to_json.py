@@ -1,6 +1,6 @@
 """A page row (page_query) → the upload record's proto3 JSON object, built directly.
 
-The object equals json_format.MessageToDict(records.record_from_rows(...)) of the same rows:
+The object equals json_format.MessageToDict(write.records.record_from_rows(...)) of the same rows:
 fields in field-number order, defaults left out, int64 as strings, enums by name,
 RFC 3339 timestamps with json_format's 0/3/6 fractional digits, doubles as floats.
 tests/test_uploads_records_json.py proves it over random records.

@@ -7,6 +7,8 @@ benchmark builds a deep cursor with `encode` exactly as the server does.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -31,11 +33,11 @@ class Position:
 def encode(query: ListQuery, scope: str, *, value, upload_id: str, anchor: datetime) -> str:
     if isinstance(value, datetime):
         value = value.isoformat()
-    return pagination.encode([value, upload_id, anchor.isoformat()], salt=SALT, binding=query.binding(scope))
+    return pagination.encode([value, upload_id, anchor.isoformat()], salt=SALT, binding=binding(query, scope))
 
 
 def decode(query: ListQuery, scope: str, token: str) -> Position | None:
-    payload = pagination.decode(token, salt=SALT, binding=query.binding(scope), field=FIELD)
+    payload = pagination.decode(token, salt=SALT, binding=binding(query, scope), field=FIELD)
     if payload is None:
         return None
     try:
@@ -50,3 +52,21 @@ def decode(query: ListQuery, scope: str, token: str) -> Position | None:
         # Signed by us, so only a token from an older server version lands here.
         raise Error.invalid_argument(FIELD, "is not a valid cursor for this list") from None
     return Position(value=value, upload_id=upload_id, anchor=anchor)
+
+
+def binding(query: ListQuery, scope: str) -> str:
+    """What a cursor is bound to: the scope (bucket) and every filter and sort."""
+    canonical = {
+        "scope": scope,
+        "path": query.path,
+        "tags": sorted(query.tags),
+        "dateFrom": query.date_from.isoformat() if query.date_from else None,
+        "dateTo": query.date_to.isoformat() if query.date_to else None,
+        "daysFrom": query.days_from,
+        "daysTo": query.days_to,
+        "slug": query.slug_prefix,
+        "sort": [query.sort_by, query.descending],
+        "metadata": sorted([m.key, m.value_type, m.value] for m in query.metadata),
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -1,19 +1,20 @@
 """ListUploadsRequest → a validated, normalized ListQuery (no database access).
 
-Every limit of spec 001 §8 is enforced here with invalid_argument naming the JSON field
-and the limit; the lenient rules (sort fallbacks, deprecated day offsets) live here too.
+Every limit on the request (lengths, counts, page size) is enforced here with invalid_argument
+naming the JSON field and the limit; the lenient rules (sort fallbacks, deprecated day offsets)
+live here too.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from controlplane.errors import Error
 from controlplane.rpc import pagination
 from uploads.api.v1 import uploads_pb2 as pb
+
+from ..write.records import timestamp_field
 
 MAX_PATH = 4096
 MAX_SLUG = 4096
@@ -48,33 +49,6 @@ class ListQuery:
     descending: bool = True
     metadata: tuple[MetadataCondition, ...] = ()
     page_size: int = DEFAULT_PAGE_SIZE
-
-    def binding(self, scope: str) -> str:
-        """What a cursor is bound to: the scope (bucket) and every filter and sort."""
-        canonical = {
-            "scope": scope,
-            "path": self.path,
-            "tags": sorted(self.tags),
-            "dateFrom": self.date_from.isoformat() if self.date_from else None,
-            "dateTo": self.date_to.isoformat() if self.date_to else None,
-            "daysFrom": self.days_from,
-            "daysTo": self.days_to,
-            "slug": self.slug_prefix,
-            "sort": [self.sort_by, self.descending],
-            "metadata": sorted([m.key, m.value_type, m.value] for m in self.metadata),
-        }
-        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-    def created_range(self, anchor: datetime) -> tuple[datetime | None, datetime | None]:
-        """The inclusive createdAt range; day offsets count back from `anchor` (the first page's now)."""
-        low = self.date_from
-        if low is None and self.days_from:
-            low = anchor - timedelta(days=self.days_from)
-        high = self.date_to
-        if high is None and self.days_to:
-            high = anchor - timedelta(days=self.days_to)
-        return low, high
 
 
 def parse(request: pb.ListUploadsRequest) -> ListQuery:
@@ -118,15 +92,6 @@ def _max_length(field: str, value: str, limit: int) -> None:
 def _days(value: int) -> int:
     # Deprecated int32 offsets: the magnitude counts, capped; nothing is rejected.
     return min(abs(value), MAX_DAYS)
-
-
-def timestamp_field(message, name: str) -> datetime | None:
-    """An optional google.protobuf.Timestamp field as an aware datetime (to the microsecond,
-    as the database keeps it); None when unset."""
-    if not message.HasField(name):
-        return None
-    ts = getattr(message, name)
-    return datetime.fromtimestamp(ts.seconds, tz=UTC).replace(microsecond=ts.nanos // 1000)
 
 
 def _metadata_condition(item: pb.MetadataFilter, index: int) -> MetadataCondition:

@@ -1,22 +1,21 @@
-"""The upload record (proto `Upload`, JSON as spec §2) ⇄ model rows.
+"""The upload record (proto `Upload`, or its proto3 JSON) ⇄ model rows.
 
 Used by import_uploads and seed_uploads; record_from_rows is the reference that ListUploads'
-fast path (records_json) is proven equal to, through json_format (the import round trip).
+fast path (read/rows_to_json) is proven equal to, through json_format (the import round trip).
 """
 
 from __future__ import annotations
 
 import math
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 
 from google.protobuf import json_format
 
 from controlplane.errors import Error
 from uploads.api.v1 import uploads_pb2 as pb
 
-from .models import Alias, Integration, MetaUpload, Upload
-from .query import timestamp_field
+from ..models import Alias, Integration, MetaUpload, Upload
 from .rows import Rows, checked, json_text
 
 VALUE_FIELD = {
@@ -33,9 +32,9 @@ TYPE_NAME = {number: pb.MetadataValueType.Name(number) for number in VALUE_FIELD
 
 
 def rows_from_record(record: pb.Upload, *, bucket_id, now: datetime) -> Rows:
-    """Validates a record and maps it to rows (uploads/rows.py). Errors name the JSON field.
+    """Validates a record and maps it to rows (uploads/write/rows.py). Errors name the JSON field.
 
-    The reference mapping: record_json.rows_from_json takes a faster path for the JSON
+    The reference mapping: json_to_rows.rows_from_json takes a faster path for the JSON
     shape and must produce exactly what this does (tests/test_uploads_record_json.py).
     """
     upload_id = record.upload_id or str(uuid.uuid4())
@@ -278,3 +277,12 @@ def _fill_value(target: pb.MetadataValue, value: dict) -> None:
         _fill_value(target.array_value.add(), item)
     for key, item in value.get("objectValue", {}).items():
         _fill_value(target.object_value[key], item)
+
+
+def timestamp_field(message, name: str) -> datetime | None:
+    """An optional google.protobuf.Timestamp field as an aware datetime (to the microsecond,
+    as the database keeps it); None when unset."""
+    if not message.HasField(name):
+        return None
+    ts = getattr(message, name)
+    return datetime.fromtimestamp(ts.seconds, tz=UTC).replace(microsecond=ts.nanos // 1000)

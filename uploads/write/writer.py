@@ -1,4 +1,4 @@
-"""How validated rows (uploads/rows.py) reach the database.
+"""How validated rows (uploads/write/rows.py) reach the database.
 
 PostgreSQL: COPY, text format, from tuples through psycopg's C row formatter: the
 client formats while the server inserts. Elsewhere: bulk_create (correct, not fast).
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 import orjson
 from django.db import IntegrityError, connection
 
-from .models import Alias, Bucket, BucketMetadataKey, Integration, MetaUpload, Upload
+from ..models import Alias, Bucket, BucketMetadataKey, Integration, MetaUpload, Upload
 from .rows import ALIAS_COLUMNS, INTEGRATION_COLUMNS, META_UPLOAD_COLUMNS, UPLOAD_COLUMNS, Rows
 
 # What a write may update on its own namespace's integration row: all but its identity.

@@ -1,9 +1,9 @@
-"""ListUploads as a use case: request → page of records and nextCursor.
+"""ListUploads as a use case: request → the page's proto3 JSON object (records and nextCursor).
 
 Authorization already ran (permissions.CanReadUploads) and looked the bucket up; this
 shares that lookup, checks the metadata key types, reads one page and issues the cursor.
-The response is built as its proto3 JSON object (records_json), which the JSON codec sends
-as is; a binary client gets the message parsed from it (controlplane.rpc.codecs.prepared).
+The object is built directly from the rows (rows_to_json); the RPC module hands it to the
+wire codecs.
 """
 
 from __future__ import annotations
@@ -12,17 +12,18 @@ from django.utils import timezone
 
 from controlplane.auth import Principal
 from controlplane.errors import Error
-from controlplane.rpc.codecs import prepared
 from uploads.api.v1 import uploads_pb2 as pb
 
-from . import cursors, query, selectors
-from .page_query import COLUMN_INDEX
-from .permissions import bucket_of, has_bucket_reference
-from .records import TYPE_NAME
-from .records_json import moment, record
+from .. import selectors
+from ..permissions import bucket_of, has_bucket_reference
+from ..write.records import TYPE_NAME
+from . import cursors, query
+from .page_query import COLUMN_INDEX, fetch_page
+from .rows_to_json import moment, record
 
 
-def list_uploads(principal: Principal, request: pb.ListUploadsRequest) -> pb.ListUploadsResponse:
+def uploads_page(principal: Principal, request: pb.ListUploadsRequest) -> dict:
+    """ListUploadsResponse as its proto3 JSON object (json_format.MessageToDict's)."""
     parsed = query.parse(request)
     bucket, namespaces = None, None
     if has_bucket_reference(request):
@@ -36,7 +37,7 @@ def list_uploads(principal: Principal, request: pb.ListUploadsRequest) -> pb.Lis
     if parsed.metadata:
         wrong = bucket.unfilterable if bucket else selectors.unfilterable_keys(namespaces, _keys(parsed))
         _check_metadata_types(parsed, wrong)
-    page = selectors.list_uploads(bucket=bucket, namespaces=namespaces, query=parsed, position=position, anchor=anchor)
+    page = fetch_page(bucket=bucket, namespaces=namespaces, query=parsed, position=position, anchor=anchor)
     body: dict = {}
     if page.rows:
         body["uploads"] = [record(row) for row in page.rows]
@@ -48,7 +49,7 @@ def list_uploads(principal: Principal, request: pb.ListUploadsRequest) -> pb.Lis
         body["nextCursor"] = cursors.encode(
             parsed, scope, value=value, upload_id=last[COLUMN_INDEX["upload_id"]], anchor=anchor
         )
-    return prepared(pb.ListUploadsResponse, body)
+    return body
 
 
 def _keys(parsed: query.ListQuery) -> set[str]:

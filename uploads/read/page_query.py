@@ -11,25 +11,41 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.db import connection
 
 from uploads.api.v1 import uploads_pb2 as pb
 
-from . import rows
+from ..models import Upload
+from ..write import rows
+from ..write.records import TYPE_NAME
 from .cursors import Position
-from .models import Upload
 from .query import ListQuery
-from .records import TYPE_NAME
+
+
+@dataclass
+class Page:
+    rows: list[tuple]  # UPLOAD_COLUMNS and the three aggregates, in the requested order
+    has_more: bool
+
+
+def fetch_page(*, bucket, namespaces: list[str] | None, query: ListQuery, position: Position | None, anchor) -> Page:
+    """The page `page_statement` describes, run: one round trip."""
+    sql, params = page_statement(bucket=bucket, namespaces=namespaces, query=query, position=position, anchor=anchor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    return Page(rows=found[: query.page_size], has_more=len(found) > query.page_size)
 
 
 def _read_back(stored: tuple[str, ...], *placement: str) -> tuple[str, ...]:
-    """The columns a record is built from: what the write path stores (uploads/rows.py), in
+    """The columns a record is built from: what the write path stores (uploads/write/rows.py), in
     the same order, less the columns that only place or index a row."""
     return tuple(column for column in stored if column not in placement)
 
 
-# In the order records_json.record reads them.
+# In the order rows_to_json.record reads them.
 UPLOAD_COLUMNS = _read_back(rows.UPLOAD_COLUMNS, "bucket_id", "slug_folded")
 COLUMN_INDEX = {name: i for i, name in enumerate(UPLOAD_COLUMNS)}
 ALIAS_COLUMNS = _read_back(rows.ALIAS_COLUMNS, "upload_id", "position")
@@ -53,7 +69,7 @@ class Dialect:
         return f"json_group_array(json({element}))"  # fed in order by the inner query
 
     def timestamp(self, column: str) -> str:
-        # PostgreSQL hands the moment over as UTC text (records_json.timestamp trims it to
+        # PostgreSQL hands the moment over as UTC text (rows_to_json.timestamp trims it to
         # json_format's digits): cheaper than loading a datetime and formatting it again.
         if self.postgresql:
             return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')"
@@ -61,7 +77,7 @@ class Dialect:
 
     @property
     def text(self) -> str:
-        # JSON aggregates as text: records_json parses them with orjson, faster than psycopg's json.
+        # JSON aggregates as text: rows_to_json parses them with orjson, faster than psycopg's json.
         return "::text" if self.postgresql else ""
 
     def uuid(self, value: uuid.UUID):
@@ -134,7 +150,7 @@ def conditions(d: Dialect, *, bucket_id, namespaces, query: ListQuery, anchor) -
         params += namespaces
     if query.path:
         _path(d, query.path, where, params)
-    low, high = query.created_range(anchor)
+    low, high = _created_range(query, anchor)
     if low is not None:
         where.append("u.created_at >= %s")
         params.append(connection.ops.adapt_datetimefield_value(low))
@@ -153,6 +169,17 @@ def conditions(d: Dialect, *, bucket_id, namespaces, query: ListQuery, anchor) -
     if query.metadata:
         _metadata(query, where, params)
     return where, params
+
+
+def _created_range(query: ListQuery, anchor: datetime) -> tuple[datetime | None, datetime | None]:
+    """The inclusive createdAt range; day offsets count back from `anchor` (the first page's now)."""
+    low = query.date_from
+    if low is None and query.days_from:
+        low = anchor - timedelta(days=query.days_from)
+    high = query.date_to
+    if high is None and query.days_to:
+        high = anchor - timedelta(days=query.days_to)
+    return low, high
 
 
 def _path(d: Dialect, path: str, where: list, params: list) -> None:

@@ -3,7 +3,7 @@
 Tuples rather than model instances because seeding and importing write a million records:
 a tuple goes straight into `COPY` (PostgreSQL) and costs no `Model.__init__`. JSON columns
 hold JSON text, serialized once. Both producers, records.rows_from_record (from a proto
-message) and record_json.rows_from_json (from the JSON shape), end in `checked`, so limits
+message) and json_to_rows.rows_from_json (from the JSON shape), end in `checked`, so limits
 are enforced the same way whichever produced the rows.
 """
 
@@ -15,7 +15,7 @@ import orjson
 
 from controlplane.errors import Error
 
-from .models import Alias, BucketMetadataKey, Integration, MetaUpload, Upload
+from ..models import Alias, BucketMetadataKey, Integration, MetaUpload, Upload
 
 UPLOAD_COLUMNS = (
     "upload_id",
