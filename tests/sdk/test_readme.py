@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import live
 from tests.conftest import ROOT
-from tests.test_readme import script  # the whole-README runner's convention, one implementation
+from tests.docs.test_examples import script  # the whole-README runner's convention, one implementation
+from tests.support import live
 
 pytestmark = pytest.mark.e2e
 
