@@ -314,7 +314,7 @@ def database_work(call, requests: int = 20) -> tuple[float, float, float]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from tests.roundtrips import RoundTrips
+    from tests.support.roundtrips import RoundTrips
 
     statements = 0
     for _ in range(requests):
@@ -464,7 +464,7 @@ def measure_stack(report: Report, token: str, job_id: str, iterations: int) -> N
 
 
 def measure_gunicorn(report: Report, token: str, seconds: float, workers: int, clients: int) -> None:
-    from tests.live import ServiceProcess
+    from tests.support.live import ServiceProcess
 
     service = ServiceProcess(env={"DATABASE_POOL": "true", "LOG_LEVEL": "WARNING"}, workers=workers).start()
     try:
