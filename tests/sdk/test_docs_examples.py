@@ -1,9 +1,9 @@
-"""The README's "SDK and CLI" examples run verbatim against a real gunicorn.
+"""The examples of docs/sdk-and-cli.md run verbatim against a real gunicorn.
 
-Same convention as the whole-README runner: every ```sh block in one bash session
-(`set -euo pipefail`), ```python blocks through `.venv/bin/python -P` in that session, in
-document order, with the state the README's earlier examples leave: namespace team-a and
-`$KEY`, an ADMIN key of it, and the server at http://127.0.0.1:$PORT.
+Same convention as the runner of every example (tests/docs/test_examples.py): every ```sh block
+in one bash session (`set -euo pipefail`), ```python blocks through `.venv/bin/python -P` in
+that session, in document order, with the state the README's "Try it" leaves: namespace team-a
+and `$KEY`, an ADMIN key of it, and the server at http://127.0.0.1:$PORT.
 """
 
 from __future__ import annotations
@@ -16,21 +16,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.docs.test_examples import script  # the whole-README runner's convention, one implementation
+from tests.docs.test_examples import script  # the examples runner's convention, one implementation
 from tests.support import live
 
 pytestmark = pytest.mark.e2e
 
 
-def section(title: str) -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index(f"\n## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else len(text)]
-
-
 def test_sdk_section_examples_run_verbatim(sdk_service, transactional_db, admin_key, tmp_path):
-    text = section("SDK and CLI")
+    text = (ROOT / "docs" / "sdk-and-cli.md").read_text()
     generated = script(text)
     assert generated.count("README_PYTHON_BLOCK") == 4  # two python blocks
     assert "cpctl login --issuer" not in generated  # shown (needs a person at a browser), not run
