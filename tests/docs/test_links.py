@@ -17,7 +17,8 @@ PAGES = sorted(
 )
 LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
-HEADING = re.compile(r"^#{1,6}[ \t]+(?P<title>.+?)[ \t#]*$", re.MULTILINE)
+HEADING = re.compile(r"^#{1,6}[ \t]+(?P<title>[^\n]+)", re.MULTILINE)
+CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*\Z")  # "## Title ##"
 EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # https:, mailto:, ...
 
 
@@ -31,7 +32,7 @@ def anchors(text: str) -> set[str]:
     found: set[str] = set()
     repeats: dict[str, int] = {}
     for match in HEADING.finditer(FENCE.sub("", text)):
-        title = LINK.sub(lambda link: link["text"], match["title"])
+        title = LINK.sub(lambda link: link["text"], CLOSING_HASHES.sub("", match["title"]).strip())
         slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
         count = repeats.get(slug, 0)
         repeats[slug] = count + 1
