@@ -14,7 +14,7 @@ dropped by Django's test-database machinery), so it never touches real data. Pri
   under the same middleware and WSGI handler, the same environ but for its path) doing the same
   key lookup (apikeys.authentication.find_key) plus the same one namespace query: p50/p95 of
   both, their ratio, SQL statements and database round trips per request (BEGIN/COMMIT
-  included: libpq's protocol trace, tests/roundtrips.py), and the share of GetNamespace's time
+  included: libpq's protocol trace, tests/support/roundtrips.py), and the share of GetNamespace's time
   spent in authentication (controlplane.auth.authenticators.authenticate, timed by a wrapper),
   with and without the cache, the three calls interleaved;
 - round trips of a by-id read (GetJob);
@@ -314,7 +314,7 @@ def database_work(call, requests: int = 20) -> tuple[float, float, float]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from tests.roundtrips import RoundTrips
+    from tests.support.roundtrips import RoundTrips
 
     statements = 0
     for _ in range(requests):
@@ -464,7 +464,7 @@ def measure_stack(report: Report, token: str, job_id: str, iterations: int) -> N
 
 
 def measure_gunicorn(report: Report, token: str, seconds: float, workers: int, clients: int) -> None:
-    from tests.live import ServiceProcess
+    from tests.support.live import ServiceProcess
 
     service = ServiceProcess(env={"DATABASE_POOL": "true", "LOG_LEVEL": "WARNING"}, workers=workers).start()
     try:

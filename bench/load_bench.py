@@ -345,7 +345,7 @@ def measure(args, plan: Path) -> tuple[list[Level], dict[ServerConfig, float]]:
     """Every configuration's gunicorn runs side by side (idle ones cost no CPU), and each level
     is measured for each configuration in turn: what else loads the machine meanwhile then
     weighs on every configuration of a level alike, rather than on whichever ran at that time."""
-    from tests.live import ServiceProcess
+    from tests.support.live import ServiceProcess
 
     services = {}
     try:

@@ -19,7 +19,10 @@ from controlplane.auth import Principal, Role
 from controlplane.auth.authenticators import SessionAuthenticator
 from controlplane.auth.oidc import Identity
 from namespaces.services import create_namespace
-from tests.connect import GRPC_CODES, HTTP_STATUS, PROTOCOLS
+from tests.support.connect import GRPC_CODES, HTTP_STATUS, PROTOCOLS
+
+# Fixtures kept in tests/support/ and wanted by tests in several folders.
+pytest_plugins = ["tests.support.backend_fixtures"]
 
 SYSTEM = Principal.system("tests")
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,7 +215,7 @@ def live_service(django_db_setup, django_db_blocker):
     Use with `transactional_db` so that what a test writes is visible to the server.
     Tests needing other settings start their own `ServiceProcess(env=...)`.
     """
-    from tests.live import ServiceProcess
+    from tests.support.live import ServiceProcess
 
     service = ServiceProcess().start()
     yield service
@@ -222,7 +225,7 @@ def live_service(django_db_setup, django_db_blocker):
 @pytest.fixture(autouse=True)
 def _no_key_cache(settings):
     # In-process tests count each call's queries and expect their writes seen at once, so the
-    # API key cache is off here; tests/test_api_key_cache*.py turn it on, and every gunicorn a
+    # API key cache is off here; tests/apikeys/test_keycache*.py turn it on, and every gunicorn a
     # test starts runs with it. A listener a test started is stopped afterwards: no test
     # inherits its entries, and no connection outlives the test database (its DROP would fail).
     settings.API_KEY_CACHE_SECONDS = 0

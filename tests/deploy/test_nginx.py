@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.live import ROOT, ServiceProcess, free_port, stop_process
+from tests.support.live import ROOT, ServiceProcess, free_port, stop_process
 
 HALF_OPEN = 50
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"

@@ -15,7 +15,7 @@ from django.utils import timezone
 from apikeys.models import ApiKey
 from controlplane.auth import Role
 from idempotency.models import RequestRecord
-from tests.containers.world import path
+from tests.support.world import path
 from workloads.models import EgressGrant, Environment, Job, Sandbox, Workspace
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ import threading
 import time
 
 from tests.conftest import ROOT
-from tests.live import free_port
+from tests.support.live import free_port
 
 SCRIPT = str(ROOT / "scripts" / "wait-ready")
 

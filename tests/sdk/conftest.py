@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.containers.conftest import BACKEND_SETTINGS
-from tests.live import ServiceProcess
+from tests.support.backend_fixtures import BACKEND_SETTINGS
+from tests.support.live import ServiceProcess
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import pytest
 from cpsdk import AdminClient
 
 from controlplane.auth import Role
-from tests.uploads_factory import add, make_bucket, record, string_kv
+from tests.support.uploads_factory import add, make_bucket, record, string_kv
 
 pytestmark = pytest.mark.e2e
 

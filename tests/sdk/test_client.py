@@ -7,7 +7,7 @@ from cpsdk import AdminClient, Binding, Client, InternalTarget, Role, errors
 from cpsdk._gen.containers.api.v1 import job_pb2
 
 from controlplane.auth import Role as ServerRole
-from tests.uploads_factory import add, bool_kv, make_bucket, record, string_kv
+from tests.support.uploads_factory import add, bool_kv, make_bucket, record, string_kv
 
 pytestmark = pytest.mark.e2e
 

@@ -1,1 +1,0 @@
-from tests.containers.conftest import backends  # noqa: F401 - recording backends for CreateSandbox
