@@ -37,7 +37,7 @@ INSTALLED_APPS = [
     "workloads",  # app label "containers"
     "uploads",
     "idempotency",
-    "axes",  # throttles /admin/login/ failures (README "Console login throttle")
+    "axes",  # throttles /admin/login/ failures (docs/operations.md, "Console login throttle")
 ]
 
 # The request path, in the order it runs (controlplane.rpc.interceptors.request_path lists it):
@@ -91,7 +91,7 @@ TEMPLATES = [
 
 # Database: DATABASE_URL, e.g. postgres://user@127.0.0.1:5432/controlplane.
 DATABASES = {"default": env.database("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'controlplane.sqlite3'}")}
-# Faults and overload (README "Faults and overload"): bounded waits for the database.
+# Faults and overload (docs/faults.md): bounded waits for the database.
 DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=3.0)  # seconds a call waits for a connection
 DATABASE_POOL_RECONNECT_INTERVAL = env.float("DATABASE_POOL_RECONNECT_INTERVAL", default=0.2)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
@@ -155,7 +155,7 @@ if env.bool("USE_X_FORWARDED_PROTO", default=False):
 # Django's W002/W003 look for its own middleware paths; controlplane.auth.checks checks ours.
 SILENCED_SYSTEM_CHECKS = ["security.W002", "security.W003", *env.list("SILENCED_SYSTEM_CHECKS", default=[])]
 
-# Overload (README "Faults and overload"). Calls that waited longer than this in the queue
+# Overload (docs/faults.md). Calls that waited longer than this in the queue
 # get `unavailable` at once (0: never); X-Request-Start is believed only from these proxies.
 SHED_QUEUE_MS = env.int("SHED_QUEUE_MS", default=5000)
 # Addresses or networks, e.g. 127.0.0.1; "unix": the peer on gunicorn's Unix socket (deploy/).
@@ -222,7 +222,7 @@ SESSION_AUTHENTICATOR = "controlplane.auth.authenticators.SessionAuthenticator"
 # authentication does not import the apps built on it).
 OIDC_ROLE_RESOLVER = "namespaces.selectors.roles_for_groups"
 
-# Human sign-in (OIDC authorization code flow with PKCE; README "Human sign-in").
+# Human sign-in (OIDC authorization code flow with PKCE; docs/auth.md).
 # Unset OIDC_ISSUER/OIDC_CLIENT_ID: /auth/login answers `unimplemented`, API keys still work.
 OIDC_ISSUER = env.str("OIDC_ISSUER", default="")  # exactly as the provider spells its `iss`
 OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")

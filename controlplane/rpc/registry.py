@@ -48,7 +48,7 @@ class Registry:
             s.descriptor.full_name: s.application(s, interceptors=chain, codecs=CODECS, **options) for s in services
         }
         # Reflection describes the public contract (the proto files), so it needs no credential
-        # (README, "Calling the API"). Its messages are protobuf-py ones: the runtime's own codecs.
+        # (docs/api.md). Its messages are protobuf-py ones: the runtime's own codecs.
         files = {s.descriptor.file.name: s.descriptor.file for s in services}.values()
         return {**served, **reflection_applications(files, **options)}
 
