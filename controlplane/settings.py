@@ -191,11 +191,13 @@ CONTAINERS_EGRESS_DENIED_NETWORKS = env.list(
         "::1/128",  # loopback
         "fe80::/10",  # link-local
         "fd00:ec2::254/128",  # AWS metadata over IPv6
+        "fd20:ce::254/128",  # Google Cloud metadata over IPv6
     ],
 )
 CONTAINERS_EGRESS_DENIED_HOSTS = env.list(
     "CONTAINERS_EGRESS_DENIED_HOSTS",
-    default=[".localhost", "metadata.google.internal", "metadata.goog", "instance-data.ec2.internal"],
+    # A leading dot: the name and every name below it (GCE answers on subdomains of metadata.goog).
+    default=[".localhost", "metadata.google.internal", ".metadata.goog", "instance-data.ec2.internal"],
 )
 
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
