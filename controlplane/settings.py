@@ -155,6 +155,9 @@ REQUEST_ID_RETENTION_HOURS = env.int("REQUEST_ID_RETENTION_HOURS", default=24)
 
 # Connect RPC layer.
 RPC_MAX_REQUEST_BYTES = env.int("RPC_MAX_REQUEST_BYTES", default=4 * 1024 * 1024)
+# Reflection needs no credential and its questions are a name or two: anything larger is refused
+# before it is read (resource_exhausted), and the connection is closed.
+RPC_MAX_REFLECTION_REQUEST_BYTES = env.int("RPC_MAX_REFLECTION_REQUEST_BYTES", default=16 * 1024)
 # Origins allowed for cookie-authenticated RPCs, beyond the service's own origin.
 RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.

@@ -34,10 +34,15 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
         return HttpResponse(status=415, headers={"Accept-Post": ACCEPT_POST})
     # Our methods are unary; reflection is a stream, answered while the request stream is read.
     streaming = service in REFLECTION_SERVICES
-    limit = settings.RPC_MAX_REQUEST_BYTES + 1 if _has_body(request) else 0
-    # A stream's reader must not wait for more than the client has sent: it may be waiting
-    # for our answer before it sends more (grpc reflection clients do).
-    body = DrainLimitedInput(request.environ["wsgi.input"], limit, step=1 if streaming else None)
+    # Reflection is anonymous: its small limit bounds what an unauthenticated caller makes us read.
+    # (+5: the one envelope's prefix.)
+    most = settings.RPC_MAX_REFLECTION_REQUEST_BYTES + 5 if streaming else settings.RPC_MAX_REQUEST_BYTES
+    limit = most + 1 if _has_body(request) else 0
+    # Over HTTP/2 a stream's reader must not wait for more than the client has sent: it may be
+    # waiting for our answer before it sends more (grpc reflection clients do). Over HTTP/1.1
+    # the client sends its whole body first, so reads can be large.
+    step = 1 if streaming and not request.environ.get("SERVER_PROTOCOL", "").startswith("HTTP/1") else None
+    body = DrainLimitedInput(request.environ["wsgi.input"], limit, step=step)
     environ = {
         **request.environ,
         "wsgi.input": body,
