@@ -7,11 +7,14 @@ and runs the interceptor chain (interceptors.py) around the handler.
 
 from __future__ import annotations
 
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from .context import serving
+from .errors import error_response
 from .reflection import REFLECTION_SERVICES
 from .registry import registry
 
@@ -56,15 +59,22 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     def start_response(status, headers, exc_info=None):
         started.update(status=int(status.split(" ", 1)[0]), headers=headers)
 
-    with serving(request) as call:
-        chunks = application(environ, start_response)
-        if not streaming:
-            content = b"".join(chunks)
-    if streaming:
+    try:
+        with serving(request) as call:
+            chunks = application(environ, start_response)
+            if not streaming:
+                content = b"".join(chunks)
+    except ConnectError:
+        if not body.malformed:  # only the body's own error escapes the runtime (its drain after an error)
+            raise
+    if body.malformed:
+        # Below the protocol: whatever the runtime made of it, the body was never read.
+        response = error_response(body.malformed)
+    elif streaming:
         response = StreamingHttpResponse(chunks, status=started["status"])
     else:
         response = HttpResponse(content, status=started["status"])
-    for name, value in started["headers"]:
+    for name, value in () if body.malformed else started["headers"]:
         if value != "identity":  # content-encoding: identity says nothing (connect-go leaves it out)
             response[name] = value
     # Authenticated answers (Connect GET included) are for this caller only.
@@ -103,13 +113,28 @@ class DrainLimitedInput:
         self.limit = self.remaining = limit
         self.step = step or limit
         self.abandoned = False
+        self.malformed: ConnectError | None = None
 
     def read(self, size: int = -1) -> bytes:
+        if self.malformed:
+            return b""
         if self.remaining <= 0:
             # Past the limit: is there more? (A request without a body has nothing to ask.)
-            self.abandoned = self.abandoned or (self.limit > 0 and bool(self.stream.read(1)))
+            self.abandoned = self.abandoned or (self.limit > 0 and bool(self._read(1)))
             return b""
         size = min(self.step, self.remaining if size is None or size < 0 else min(size, self.remaining))
-        data = self.stream.read(size)
+        data = self._read(size)
         self.remaining -= len(data)
         return data
+
+    def _read(self, size: int) -> bytes:
+        try:
+            return self.stream.read(size)
+        except Exception:  # the server's own classes (gunicorn: InvalidChunkSize, NoMoreData, ...)
+            # Bad framing (chunk sizes) or a body cut short: the client's error, never a 500, and
+            # the connection cannot carry another request. The server's text is not echoed.
+            self.abandoned = True
+            self.malformed = ConnectError(
+                Code.INVALID_ARGUMENT, "request body: malformed HTTP framing (chunk sizes or length)"
+            )
+            raise self.malformed from None
