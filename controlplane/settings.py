@@ -259,6 +259,8 @@ API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SEC
 # changes (apikeys.keycache); the lifetime is only a safety net. 0 turns the cache off.
 API_KEY_CACHE_SECONDS = env.int("API_KEY_CACHE_SECONDS", default=5)
 API_KEY_CACHE_SIZE = env.int("API_KEY_CACHE_SIZE", default=10000)
+# A revocation answers once every process's key cache has applied it, or after this (logged).
+API_KEY_REVOCATION_WAIT_SECONDS = env.float("API_KEY_REVOCATION_WAIT_SECONDS", default=2.0)
 if API_KEY_CACHE_SECONDS < 0:
     raise SettingError(f"API_KEY_CACHE_SECONDS={API_KEY_CACHE_SECONDS} is negative: set 0 (off) or a number of seconds")
 if API_KEY_CACHE_SIZE < 1:
