@@ -169,7 +169,7 @@ class KeyCache:
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
     def _connection_params(self) -> dict:
-        return _own_connection_params(
+        return own_connection_params(
             self.alias,
             application_name=listener_name(),
             # A silently dead peer is noticed by TCP, not only by the next notification.
@@ -219,7 +219,7 @@ def listener_name(pid: int | None = None) -> str:
     return f"{APPLICATION_NAME} {pid or os.getpid()}"
 
 
-def _own_connection_params(alias: str, **options) -> dict:
+def own_connection_params(alias: str, **options) -> dict:
     """A psycopg connection of its own (autocommit) to the database of `alias`."""
     params = connections[alias].get_connection_params()
     params.pop("cursor_factory", None)
@@ -235,7 +235,7 @@ def await_everywhere(alias: str) -> bool:
     start listening after the barrier need not confirm: they start with an empty cache. A
     listener that did not confirm in time is named in the log.
     """
-    params = _own_connection_params(alias, application_name=f"{APPLICATION_NAME}-barrier")
+    params = own_connection_params(alias, application_name=f"{APPLICATION_NAME}-barrier")
     token = secrets.token_hex(8)
     timeout = settings.API_KEY_REVOCATION_WAIT_SECONDS
     deadline = time.monotonic() + timeout
