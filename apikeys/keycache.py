@@ -16,7 +16,10 @@ must be refused at once in every worker process, so a TTL alone would not do:
   never outrun by a hit;
 - an entry read from the database is stored only if no invalidation happened since the
   read began (the generation), so a row read just before a revocation is not cached after
-  the revocation's eviction.
+  the revocation's eviction;
+- NOTIFY is asynchronous, so a revocation waits for every listener (await_everywhere): it
+  sends a barrier on CHANNEL after its commit, and each listener, which reads notifications
+  in commit order, confirms the barrier on ACK_CHANNEL once it has applied what came before.
 
 Unknown keys are never cached (no filling the cache with guesses; a key issued a moment
 ago works at once), nor revoked ones. Entries live at most API_KEY_CACHE_SECONDS (a safety
@@ -29,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import select
 import threading
 import time
@@ -42,6 +46,8 @@ logger = logging.getLogger(__name__)
 
 CHANNEL = "apikeys_changed"
 FLUSH = "*"  # a TRUNCATE's payload; never a digest (hex)
+BARRIER = "barrier:"  # + a token: "confirm on ACK_CHANNEL that all before this is applied"
+ACK_CHANNEL = "apikeys_applied"
 APPLICATION_NAME = "controlplane-keycache"  # in pg_stat_activity, with the process id
 MAX_BACKOFF_SECONDS = 5.0
 
@@ -163,10 +169,8 @@ class KeyCache:
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
     def _connection_params(self) -> dict:
-        params = connections[self.alias].get_connection_params()
-        params.pop("cursor_factory", None)
-        params.update(
-            autocommit=True,
+        return own_connection_params(
+            self.alias,
             application_name=listener_name(),
             # A silently dead peer is noticed by TCP, not only by the next notification.
             keepalives=1,
@@ -174,8 +178,6 @@ class KeyCache:
             keepalives_interval=5,
             keepalives_count=3,
         )
-        params.setdefault("connect_timeout", 3)
-        return params
 
     def _relay(self, conn: psycopg.Connection) -> None:
         while not self._stop.is_set():
@@ -184,12 +186,18 @@ class KeyCache:
                 continue
             with self._lock:
                 self._applying = True  # from now until evicted, calls bypass the cache
+            barriers = []
             try:
                 for notify in conn.notifies(timeout=0):  # raises if the server went away
-                    self.evict(notify.payload)
+                    if notify.payload.startswith(BARRIER):
+                        barriers.append(notify.payload.removeprefix(BARRIER))
+                    else:
+                        self.evict(notify.payload)
             finally:
                 with self._lock:
                     self._applying = False
+            for token in barriers:  # everything sent before each barrier is applied now
+                conn.execute("SELECT pg_notify(%s, %s)", [ACK_CHANNEL, token])
 
     def _up(self, conn: psycopg.Connection) -> None:
         with self._lock:
@@ -211,6 +219,61 @@ def listener_name(pid: int | None = None) -> str:
     return f"{APPLICATION_NAME} {pid or os.getpid()}"
 
 
+def own_connection_params(alias: str, **options) -> dict:
+    """A psycopg connection of its own (autocommit) to the database of `alias`."""
+    params = connections[alias].get_connection_params()
+    params.pop("cursor_factory", None)
+    params.update(autocommit=True, **options)
+    params.setdefault("connect_timeout", 3)
+    return params
+
+
+def await_everywhere(alias: str) -> bool:
+    """After a committed change to keys: returns once every process's listener has applied it.
+
+    True when all confirmed; False (logged) after API_KEY_REVOCATION_WAIT_SECONDS. Listeners that
+    start listening after the barrier need not confirm: they start with an empty cache. A
+    listener that did not confirm in time is named in the log.
+    """
+    params = own_connection_params(alias, application_name=f"{APPLICATION_NAME}-barrier")
+    token = secrets.token_hex(8)
+    timeout = settings.API_KEY_REVOCATION_WAIT_SECONDS
+    deadline = time.monotonic() + timeout
+    try:
+        waiting = _barrier(params, token, deadline)
+    except psycopg.Error as exc:  # the change is committed: say so, and that it was not confirmed
+        logger.warning("API key change not confirmed by the key cache listeners: %s", type(exc).__name__)
+        return False
+    if waiting:
+        logger.warning(
+            "API key change not confirmed in %.1f s by the key cache listeners with backend pids %s",
+            timeout,
+            sorted(waiting),
+        )
+    return not waiting
+
+
+def _barrier(params: dict, token: str, deadline: float) -> set[int]:
+    """Sends the barrier and collects confirmations: the backend pids that did not confirm."""
+    with psycopg.connect(**params) as conn:
+        conn.execute(f"LISTEN {ACK_CHANNEL}")
+        conn.execute("SELECT pg_notify(%s, %s)", [CHANNEL, BARRIER + token])
+        # After the barrier: every listener that could have missed it has gone (its cache with it).
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE %s",
+            [APPLICATION_NAME + " %"],
+        )
+        waiting = {pid for (pid,) in rows}
+        while waiting and (left := deadline - time.monotonic()) > 0:
+            for notify in conn.notifies(timeout=left, stop_after=1):
+                if notify.payload == token:
+                    waiting.discard(notify.pid)
+            if waiting:  # gone since: a listener whose connection dropped has emptied its cache
+                rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE pid = ANY(%s)", [list(waiting)])
+                waiting &= {pid for (pid,) in rows}
+    return waiting
+
+
 _caches: dict[str, KeyCache] = {}
 _caches_lock = threading.Lock()
 
@@ -227,10 +290,13 @@ def cache_for(alias: str, connection=None) -> KeyCache | None:
     return cache
 
 
-def forget(digest: str) -> None:
-    """Evicts a key from this process's caches now (the trigger tells the other processes)."""
+def forget(digest: str, alias: str = "default") -> None:
+    """Evicts a key from every process's cache: this one now; the others, told by the trigger,
+    before this returns (await_everywhere). Call it after the change has committed."""
     for cache in list(_caches.values()):
         cache.evict(digest)
+    if settings.API_KEY_CACHE_SECONDS > 0 and connections[alias].vendor == "postgresql":
+        await_everywhere(alias)
 
 
 def reset() -> None:

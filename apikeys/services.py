@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import transaction
+from django.db import router, transaction
 from django.utils import timezone
 
 from audit.services import record
@@ -131,9 +131,9 @@ def revoke_api_key(*, actor: Principal, key_id: str) -> ApiKey:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
-        # This process forgets the key as soon as the revocation is visible; the trigger's
-        # NOTIFY tells every other process (apikeys.keycache).
-        transaction.on_commit(lambda: keycache.forget(key.digest))
+        # Once the revocation is visible, every process's key cache forgets the key before the
+        # caller is answered (apikeys.keycache).
+        transaction.on_commit(lambda: keycache.forget(key.digest, router.db_for_write(ApiKey)))
         record(actor=actor, action="api_key.revoke", target=f"api_key:{key.key_id}", namespace=key.namespace.name)
     return key
 

@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 
 from audit.services import record
+from controlplane.auth.principal import local_label
 from controlplane.errors import Error
 
 WRITES = frozenset({"add", "change", "delete"})
@@ -42,7 +43,7 @@ class ControlPlaneAdminSite(admin.AdminSite):
         with transaction.atomic():
             response = super().password_change(request, extra_context)
             if request.method == "POST" and response.status_code == 302:
-                user = f"user:{request.user.get_username()}"
+                user = local_label(request.user.get_username())
                 record(actor=request.principal, action="user.password_change", target=user)
         return response
 

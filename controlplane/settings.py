@@ -169,6 +169,9 @@ REQUEST_ID_RETENTION_HOURS = env.int("REQUEST_ID_RETENTION_HOURS", default=24)
 
 # Connect RPC layer.
 RPC_MAX_REQUEST_BYTES = env.int("RPC_MAX_REQUEST_BYTES", default=4 * 1024 * 1024)
+# Reflection needs no credential and its questions are a name or two: anything larger is refused
+# before it is read (resource_exhausted), and the connection is closed.
+RPC_MAX_REFLECTION_REQUEST_BYTES = env.int("RPC_MAX_REFLECTION_REQUEST_BYTES", default=16 * 1024)
 # Origins allowed for cookie-authenticated RPCs, beyond the service's own origin.
 RPC_ALLOWED_ORIGINS = env.list("RPC_ALLOWED_ORIGINS", default=[])
 # Services mounted under /<package>.<Service>/<Method>.
@@ -191,7 +194,7 @@ CONTAINERS_SANDBOX_BACKEND = env.str("CONTAINERS_SANDBOX_BACKEND", default="")
 CONTAINERS_BUILD_BACKEND = env.str("CONTAINERS_BUILD_BACKEND", default="")
 # Domain under which sandboxes are previewed (https://sbx-<id>.<domain>/); unset: GetPreviewUrl is unimplemented.
 CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
-# Egress that GrantEgress always refuses (see workloads/services/egress_rules.py): networks
+# Egress that GrantEgress always refuses (see namespaces/egress_rules.py): networks
 # (CIDR) and host names ("name" exact, ".name" the name and everything below it). Setting
 # either replaces its default list, so repeat the defaults when adding to them.
 CONTAINERS_EGRESS_DENIED_NETWORKS = env.list(
@@ -205,11 +208,13 @@ CONTAINERS_EGRESS_DENIED_NETWORKS = env.list(
         "::1/128",  # loopback
         "fe80::/10",  # link-local
         "fd00:ec2::254/128",  # AWS metadata over IPv6
+        "fd20:ce::254/128",  # Google Cloud metadata over IPv6
     ],
 )
 CONTAINERS_EGRESS_DENIED_HOSTS = env.list(
     "CONTAINERS_EGRESS_DENIED_HOSTS",
-    default=[".localhost", "metadata.google.internal", "metadata.goog", "instance-data.ec2.internal"],
+    # A leading dot: the name and every name below it (GCE answers on subdomains of metadata.goog).
+    default=[".localhost", "metadata.google.internal", ".metadata.goog", "instance-data.ec2.internal"],
 )
 
 # Authenticators (credential → principal). A bearer token goes to the first that accepts it.
@@ -268,6 +273,8 @@ API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SEC
 # changes (apikeys.keycache); the lifetime is only a safety net. 0 turns the cache off.
 API_KEY_CACHE_SECONDS = env.int("API_KEY_CACHE_SECONDS", default=5)
 API_KEY_CACHE_SIZE = env.int("API_KEY_CACHE_SIZE", default=10000)
+# A revocation answers once every process's key cache has applied it, or after this (logged).
+API_KEY_REVOCATION_WAIT_SECONDS = env.float("API_KEY_REVOCATION_WAIT_SECONDS", default=2.0)
 if API_KEY_CACHE_SECONDS < 0:
     raise SettingError(f"API_KEY_CACHE_SECONDS={API_KEY_CACHE_SECONDS} is negative: set 0 (off) or a number of seconds")
 if API_KEY_CACHE_SIZE < 1:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from controlplane.auth import Role
 from controlplane.errors import Error
 
+from . import egress_rules
 from .models import DNS_LABEL, QUOTA_FIELDS
 
 MAX_LIST_ITEMS = 1000
@@ -100,6 +101,8 @@ def validate_target(target: Target, field: str) -> Target:
         raise Error.invalid_argument(f"{field}.host", "is required")
     if len(target.host) > 253 or not _valid_host(target.host):  # an IPv6 zone id can make an IP longer
         raise Error.invalid_argument(f"{field}.host", "must be a host name (at most 253 characters) or an IP address")
+    # A grant names the target, not the host: a host behind a name must never be one egress can't reach.
+    egress_rules.check_host(target.host, f"{field}.host")
     ports = list(target.ports)
     if len(ports) > MAX_PORTS:
         raise Error.invalid_argument(f"{field}.ports", f"at most {MAX_PORTS} ports, got {len(ports)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -56,6 +57,7 @@ class Principal:
     admin: bool = False
     key_id: str | None = None
     subject: str | None = None  # user name / OIDC subject for humans
+    issuer: str | None = None  # OIDC people: the issuer their subject belongs to; None for local accounts
     display_name: str = ""
     workspace_scope: str | None = None  # agent keys pinned to one workspace
     sandbox_id: str | None = None  # agent keys: the sandbox that holds the key
@@ -84,11 +86,14 @@ class Principal:
         return frozenset(self.roles)
 
     def describe(self) -> str:
-        """A short, secret-free label for audit records and logs."""
+        """A short, secret-free label for audit records, createdBy and requestId owners.
+
+        Local accounts and OIDC people never share one, whatever the subject: local:root is
+        the local account, oidc:<issuer>#root the person the issuer calls root."""
         if self.kind in (Kind.API_KEY, Kind.AGENT):
             return f"{self.kind.value}:{self.key_id}"
         if self.kind is Kind.USER:
-            return f"user:{self.subject}"
+            return local_label(self.subject) if self.issuer is None else oidc_label(self.issuer, self.subject)
         if self.kind is Kind.SYSTEM:
             return f"system:{self.subject or 'manage.py'}"
         return "anonymous"
@@ -101,3 +106,19 @@ class Principal:
     def system(cls, name: str = "manage.py") -> Principal:
         """Operators at the shell: whoever can run manage.py already holds the database."""
         return cls(kind=Kind.SYSTEM, admin=True, subject=name, display_name=name)
+
+
+MAX_LABEL = 300  # the columns that store labels (created_by, audit actor, requestId owner)
+
+
+def local_label(username: str) -> str:
+    return f"local:{username}"  # Django user names are at most 150 characters
+
+
+def oidc_label(issuer: str, subject: str) -> str:
+    # An OIDC subject is unique only within its issuer (OIDC Core §2), and an issuer has no
+    # fragment: the first '#' separates them.
+    label = f"oidc:{issuer}#{subject}" if issuer else f"oidc:{subject}"
+    if len(label) > MAX_LABEL:
+        label = "oidc:sha256:" + hashlib.sha256(f"{issuer}#{subject}".encode()).hexdigest()
+    return label

@@ -50,7 +50,8 @@ class Registry:
         # Reflection describes the public contract (the proto files), so it needs no credential
         # (docs/api.md). Its messages are protobuf-py ones: the runtime's own codecs.
         files = {s.descriptor.file.name: s.descriptor.file for s in services}.values()
-        return {**served, **reflection_applications(files, **options)}
+        reflection_options = {**options, "read_max_bytes": settings.RPC_MAX_REFLECTION_REQUEST_BYTES}
+        return {**served, **reflection_applications(files, **reflection_options)}
 
     @cached_property
     def methods(self) -> dict[str, MethodDescriptor]:
@@ -75,5 +76,5 @@ registry = Registry()
 @receiver(setting_changed)
 def _reset_registry(*, setting, **kwargs):
     # override_settings(RPC_SERVICES=..., RPC_MAX_REQUEST_BYTES=...) in tests takes effect.
-    if setting in ("RPC_SERVICES", "RPC_MAX_REQUEST_BYTES", "RPC_INTERCEPTORS"):
+    if setting in ("RPC_SERVICES", "RPC_MAX_REQUEST_BYTES", "RPC_MAX_REFLECTION_REQUEST_BYTES", "RPC_INTERCEPTORS"):
         registry.reset()

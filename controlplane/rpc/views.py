@@ -7,9 +7,13 @@ and runs the interceptor chain (interceptors.py) around the handler.
 
 from __future__ import annotations
 
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
+
+from controlplane.connect_errors import error_response
 
 from .context import serving
 from .reflection import REFLECTION_SERVICES
@@ -34,10 +38,15 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
         return HttpResponse(status=415, headers={"Accept-Post": ACCEPT_POST})
     # Our methods are unary; reflection is a stream, answered while the request stream is read.
     streaming = service in REFLECTION_SERVICES
-    limit = settings.RPC_MAX_REQUEST_BYTES + 1 if _has_body(request) else 0
-    # A stream's reader must not wait for more than the client has sent: it may be waiting
-    # for our answer before it sends more (grpc reflection clients do).
-    body = DrainLimitedInput(request.environ["wsgi.input"], limit, step=1 if streaming else None)
+    # Reflection is anonymous: its small limit bounds what an unauthenticated caller makes us read.
+    # (+5: the one envelope's prefix.)
+    most = settings.RPC_MAX_REFLECTION_REQUEST_BYTES + 5 if streaming else settings.RPC_MAX_REQUEST_BYTES
+    limit = most + 1 if _has_body(request) else 0
+    # Over HTTP/2 a stream's reader must not wait for more than the client has sent: it may be
+    # waiting for our answer before it sends more (grpc reflection clients do). Over HTTP/1.1
+    # the client sends its whole body first, so reads can be large.
+    step = 1 if streaming and not request.environ.get("SERVER_PROTOCOL", "").startswith("HTTP/1") else None
+    body = DrainLimitedInput(request.environ["wsgi.input"], limit, step=step)
     environ = {
         **request.environ,
         "wsgi.input": body,
@@ -51,15 +60,22 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     def start_response(status, headers, exc_info=None):
         started.update(status=int(status.split(" ", 1)[0]), headers=headers)
 
-    with serving(request):
-        chunks = application(environ, start_response)
-        if not streaming:
-            content = b"".join(chunks)
-    if streaming:
+    try:
+        with serving(request):
+            chunks = application(environ, start_response)
+            if not streaming:
+                content = b"".join(chunks)
+    except ConnectError:
+        if not body.malformed:  # only the body's own error escapes the runtime (its drain after an error)
+            raise
+    if body.malformed:
+        # Below the protocol: whatever the runtime made of it, the body was never read.
+        response = error_response(body.malformed)
+    elif streaming:
         response = StreamingHttpResponse(chunks, status=started["status"])
     else:
         response = HttpResponse(content, status=started["status"])
-    for name, value in started["headers"]:
+    for name, value in () if body.malformed else started["headers"]:
         if value != "identity":  # content-encoding: identity says nothing (connect-go leaves it out)
             response[name] = value
     # Authenticated answers (Connect GET included) are for this caller only.
@@ -96,13 +112,28 @@ class DrainLimitedInput:
         self.limit = self.remaining = limit
         self.step = step or limit
         self.abandoned = False
+        self.malformed: ConnectError | None = None
 
     def read(self, size: int = -1) -> bytes:
+        if self.malformed:
+            return b""
         if self.remaining <= 0:
             # Past the limit: is there more? (A request without a body has nothing to ask.)
-            self.abandoned = self.abandoned or (self.limit > 0 and bool(self.stream.read(1)))
+            self.abandoned = self.abandoned or (self.limit > 0 and bool(self._read(1)))
             return b""
         size = min(self.step, self.remaining if size is None or size < 0 else min(size, self.remaining))
-        data = self.stream.read(size)
+        data = self._read(size)
         self.remaining -= len(data)
         return data
+
+    def _read(self, size: int) -> bytes:
+        try:
+            return self.stream.read(size)
+        except Exception:  # the server's own classes (gunicorn: InvalidChunkSize, NoMoreData, ...)
+            # Bad framing (chunk sizes) or a body cut short: the client's error, never a 500, and
+            # the connection cannot carry another request. The server's text is not echoed.
+            self.abandoned = True
+            self.malformed = ConnectError(
+                Code.INVALID_ARGUMENT, "request body: malformed HTTP framing (chunk sizes or length)"
+            )
+            raise self.malformed from None

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -65,6 +66,33 @@ def test_control_gunicorn_alone_is_stalled_by_the_same_connections(transactional
             urllib.request.urlopen(service.url + "/healthz", timeout=1)
     finally:
         service.stop()
+
+
+@pytest.mark.e2e
+def test_reflection_bodies_are_limited_at_the_door(transactional_db):
+    # Reflection is anonymous (issue 22, finding 1): nginx refuses a large body before gunicorn
+    # reads any of it, and still passes the small questions reflection clients ask.
+    with ExitStack() as stack:
+        workdir = stack.enter_context(_unprivileged_dir())
+        socket_path = workdir / "gunicorn.sock"
+        stack.enter_context(_gunicorn_from_deploy_config(socket_path))
+        https_port = free_port()
+        stack.enter_context(_nginx(workdir, socket_path, free_port(), https_port))
+        context = ssl.create_default_context(cafile=str(workdir / "cert.pem"))
+        url = f"https://127.0.0.1:{https_port}/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+
+        def post(message: bytes) -> tuple[int, bytes]:
+            frame = b"\x00" + len(message).to_bytes(4, "big") + message
+            request = urllib.request.Request(url, data=frame, headers={"Content-Type": "application/grpc-web+proto"})
+            try:
+                with urllib.request.urlopen(request, timeout=10, context=context) as response:
+                    return response.status, response.read()
+            except urllib.error.HTTPError as error:
+                return error.code, error.read()
+
+        assert post(b"\x0a" * (1024 * 1024))[0] == 413
+        status, body = post(b"\x3a\x00")  # ServerReflectionRequest{list_services: ""}
+        assert status == 200 and b"containers.api.v1.NamespaceService" in body
 
 
 def _get(url: str, context: ssl.SSLContext) -> int:

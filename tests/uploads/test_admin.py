@@ -17,7 +17,7 @@ def test_a_bucket_is_created_through_the_service_and_audited(oidc_admin_client, 
     assert (bucket.namespace, bucket.name) == (namespace, "docs")
     assert response["Location"] == reverse("admin:uploads_bucket_changelist")
     event = AuditEvent.objects.get(action="bucket.create")
-    assert (event.actor, event.target, event.namespace) == ("user:carol", "bucket:team-a/docs", "team-a")
+    assert (event.actor, event.target, event.namespace) == ("oidc:carol", "bucket:team-a/docs", "team-a")
 
 
 def test_a_bucket_the_service_refuses_shows_its_error_and_writes_nothing(admin_client, namespace):

@@ -18,12 +18,12 @@ from django.db import transaction
 from audit.services import record
 from controlplane.auth import Principal
 from controlplane.errors import Error
+from namespaces import egress_rules
 from namespaces.models import DNS_LABEL, InternalTarget
 
 from .. import selectors
 from ..ids import new_id
 from ..models import EgressEvent, EgressGrant, Sandbox
-from . import egress_rules
 from .common import enforce_quota, idempotent_create, lock_namespace
 
 _LABEL_RE = re.compile(DNS_LABEL)

@@ -72,6 +72,7 @@ def principal_for(identity: Identity, *, via: str) -> Principal:
         roles=roles_for_groups(identity.groups),
         admin=is_admin(identity.groups, identity.scopes),
         subject=identity.subject,
+        issuer=settings.OIDC_ISSUER,
         display_name=identity.name,
         scopes=identity.scopes,
         via=via,

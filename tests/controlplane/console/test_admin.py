@@ -73,7 +73,7 @@ def test_console_follows_the_principal_not_is_staff(oidc_admin_client, namespace
     data = namespace_form(max_sandboxes="7")
     response = oidc_admin_client.post(reverse("admin:namespaces_namespace_change", args=[namespace.pk]), data)
     assert response.status_code == 302
-    assert AuditEvent.objects.filter(action="namespace.update").latest("id").actor == "user:carol"
+    assert AuditEvent.objects.filter(action="namespace.update").latest("id").actor == "oidc:carol"
 
 
 def test_bearer_admin_key_does_not_open_the_console(client, admin_key):
@@ -110,7 +110,7 @@ def test_create_namespace_through_the_service(admin_client):
     assert list(namespace.group_bindings.values_list("oidc_group", "role")) == [("eng", Role.OPERATOR)]
     assert list(namespace.internal_targets.values_list("name", "host", "ports")) == [("db", "10.0.0.5", [5432])]
     event = AuditEvent.objects.get(action="namespace.create", target="namespace:team-c")
-    assert event.actor == "user:admin"
+    assert event.actor == "local:admin"
     assert event.changes["groups"] == [["eng", "ROLE_OPERATOR"]]
 
 
@@ -160,7 +160,7 @@ def test_edit_replaces_lists_through_the_service(admin_client, namespace, rpc, a
     assert list(namespace.group_bindings.values_list("oidc_group", "role")) == [("new", Role.ADMIN)]
     assert list(namespace.image_pull_secrets.values_list("registry", flat=True)) == ["ghcr.io"]
     event = AuditEvent.objects.filter(action="namespace.update").latest("id")
-    assert event.actor == "user:admin"
+    assert event.actor == "local:admin"
     assert event.changes["groups"] == {"from": [["old", "ROLE_VIEWER"]], "to": [["new", "ROLE_ADMIN"]]}
 
 
@@ -198,7 +198,7 @@ def test_issue_key_shows_plaintext_once_and_stores_only_the_digest(admin_client,
     assert plaintext not in {key.key_id, key.digest, key.hint, key.name}
     assert key.expires_at is not None and key.kind == ApiKey.Kind.STANDARD
     issued = AuditEvent.objects.get(action="api_key.issue", target=f"api_key:{key.key_id}")
-    assert issued.actor == "user:admin"
+    assert issued.actor == "local:admin"
     # Neither the session nor a later page carries it.
     assert plaintext not in str(dict(admin_client.session))
     listing = admin_client.get(reverse("admin:apikeys_apikey_changelist"))
@@ -249,7 +249,7 @@ def test_revoke_action_makes_the_key_unauthenticated(admin_client, namespace, ma
     assert response.status_code == 302
     key.refresh_from_db()
     assert key.state() == "revoked"
-    assert AuditEvent.objects.filter(action="api_key.revoke", target=f"api_key:{key.key_id}", actor="user:admin")
+    assert AuditEvent.objects.filter(action="api_key.revoke", target=f"api_key:{key.key_id}", actor="local:admin")
     result = rpc(NS + "GetNamespace", {"namespace": "team-a"}, token=plaintext)
     assert (result.status, result.code) == (401, "unauthenticated")
 
@@ -369,5 +369,5 @@ def test_the_console_password_change_is_audited(client, admin_user):
     response = client.post(reverse("admin:password_change"), data)
     assert response.status_code == 302
     event = AuditEvent.objects.get(action="user.password_change")
-    assert (event.actor, event.target) == ("user:admin", "user:admin")
+    assert (event.actor, event.target) == ("local:admin", "local:admin")
     assert "a-new-Passw0rd-x" not in str(event.changes)

@@ -44,6 +44,8 @@ USERS = {
     "alice": {"name": "Alice Admin", "email": "alice@example.test", "groups": [ADMIN_GROUP, "staff"]},
     "bob": {"name": "Bob Operator", "email": "bob@example.test", "groups": ["team-a-operators", "staff"]},
     "carol": {"name": "Carol Guest", "email": "carol@example.test", "groups": ["guests"]},
+    # Whose subject is the name of the local break-glass account (issue 22, finding 4).
+    "root": {"name": "Root Lookalike", "email": "root@example.test", "groups": ["team-a-operators"]},
     # Not in the admin group, but entitled to the admin scope (granted only to her).
     "dave": {"name": "Dave Scoped", "email": "dave@example.test", "groups": [], "entitlements": [ADMIN_SCOPE]},
 }

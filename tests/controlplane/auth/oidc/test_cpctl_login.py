@@ -77,7 +77,7 @@ def test_cpctl_login_whoami_refresh_logout(browser, cli_env, transactional_db, b
     assert "subject     bob" in out and "kind        user" in out
     assert "namespaces  team-a=OPERATOR" in out
     job = json.loads(cpctl(cli_env, "jobs", "run", "busybox:1.36", "--json", "--", "true").stdout)
-    assert job["namespace"] == "team-a" and job["createdBy"] == "user:bob"
+    assert job["namespace"] == "team-a" and job["createdBy"] == f"oidc:{oidc_provider.issuer}#bob"
     assert cpctl(cli_env, "admin", "ns", "get", "team-a", expect=5).stderr.startswith("cpctl: permission_denied")
 
     # An expired access token is refreshed with the refresh token, and stored again 0600.
