@@ -36,7 +36,9 @@ def pytest_report_header(config):
 
 def _git_status() -> str | None:
     try:
-        done = subprocess.run(["git", "status", "--short", "--untracked-files=all"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            ["git", "status", "--short", "--untracked-files=all"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
     except OSError:  # no git: not a clone
         return None
     return done.stdout if done.returncode == 0 else None
