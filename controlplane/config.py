@@ -5,6 +5,7 @@ dict that fails later with `KeyError: 'ENGINE'`. Here a bad value raises Setting
 message names the setting and the fix; manage.py and gunicorn print it as one line.
 """
 
+import os
 import warnings
 
 import environ
@@ -72,3 +73,15 @@ def require_secret_key(value: str) -> str:
 def report_and_exit(error: SettingError, program: str):
     """Ends the process with the one-line message (no traceback): the fix is in the message."""
     raise SystemExit(f"{program}: configuration error: {error}")
+
+
+def check_settings(program: str) -> None:
+    """Reads the settings (a gunicorn master's on_starting), so that a bad one is one line and
+    no worker starts."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
+    from django.conf import settings
+
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 - reading them is the check
+    except SettingError as error:
+        report_and_exit(error, program)
