@@ -6,6 +6,7 @@ message names the setting and the fix; manage.py and gunicorn print it as one li
 """
 
 import os
+import re
 import warnings
 
 import environ
@@ -19,6 +20,15 @@ SUPPORTED_ENGINES = {"django.db.backends.postgresql", "django.db.backends.sqlite
 
 class SettingError(ImproperlyConfigured):
     """A setting is missing or malformed; the message says which and how to fix it."""
+
+
+# USER:PASSWORD@ in a URL, however malformed the rest (`postgres//admin:S3cretPw@db`).
+_PASSWORD = re.compile(r"(?P<user>[^\s:/@]*):(?P<password>[^\s@/]+)@")
+
+
+def masked(value: str) -> str:
+    """`value` with any URL password replaced by `***`: settings errors echo what was set."""
+    return _PASSWORD.sub(lambda m: f"{m['user']}:***@", value)
 
 
 def _boolean(text: str) -> bool:
@@ -45,7 +55,7 @@ class StrictEnv(environ.Env):
         try:
             return parse(value)
         except ValueError:
-            raise SettingError(f"{var}={value!r} is not {what}: {fix}.") from None
+            raise SettingError(f"{var}={masked(value)!r} is not {what}: {fix}.") from None
 
     def database(self, var: str, default: str) -> dict:
         url = self.str(var, default=default)
@@ -57,7 +67,9 @@ class StrictEnv(environ.Env):
                 config = {}
         engine = config.get("ENGINE")
         if engine not in SUPPORTED_ENGINES or not config.get("NAME"):
-            raise SettingError(f"{var}={url!r} is not a database URL this service supports: use {DATABASE_URL_FORMS}.")
+            raise SettingError(
+                f"{var}={masked(url)!r} is not a database URL this service supports: use {DATABASE_URL_FORMS}."
+            )
         return config
 
 
