@@ -111,6 +111,7 @@ def test_readme_examples_run_verbatim_in_order_on_a_fresh_clone(tmp_path):
     clone = tmp_path / "clone"
     fresh_clone(clone)
     (tmp_path / "readme.sh").write_text(script(README.read_text()))
+    status_before = _status(clone)
     env = {name: value for name, value in os.environ.items() if name not in UNSET and not name.startswith("PYTEST")}
     env["PORT"] = str(free_port())
     log_path = tmp_path / "readme.log"
@@ -135,6 +136,14 @@ def test_readme_examples_run_verbatim_in_order_on_a_fresh_clone(tmp_path):
     for (name, started), (_, ended) in itertools.pairwise(marks):
         print(f"{name}: {float(ended) - float(started):.1f} s")
     print(*re.findall(r"^ready: .*", output, re.MULTILINE))  # make wait: the first start's duration
+    # A newcomer's clone stays clean: no rewritten package-lock.json, no sdk/build/, no logs outside var/.
+    assert _status(clone) == status_before
+
+
+def _status(clone: Path) -> str:
+    return subprocess.run(
+        ["git", "status", "--short", "--untracked-files=all"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def _stop_group(process: subprocess.Popen) -> None:
