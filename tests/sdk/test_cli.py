@@ -230,7 +230,7 @@ def test_existing_config_directory_is_tightened(cpctl, tmp_path):
     config.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CP_")}
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-    subprocess.run([CPCTL, "config", "set-context", "dev", "--base-url", cpctl.url], env=env, check=True, timeout=60)
+    subprocess.run([CPCTL, "logout"], env=env, check=True, timeout=60, capture_output=True)  # only looks inside
     assert config.stat().st_mode & 0o777 == 0o700
 
 

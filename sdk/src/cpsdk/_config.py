@@ -22,15 +22,21 @@ FIELDS = ("base-url", "namespace", "api-key")
 
 
 def config_dir() -> Path:
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "cpctl"
+    """The config directory; an existing one open to others (an older cpctl left 0755) is
+    tightened to 0700 whenever cpctl looks into it."""
+    path = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "cpctl"
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except FileNotFoundError:
+        pass
+    return path
 
 
 def private_dir() -> Path:
-    """The config directory, created 0700 or tightened to it (an older cpctl left 0755)."""
+    """The config directory, created 0700 if missing."""
     path = config_dir()
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o700)
     return path
 
 
