@@ -242,6 +242,12 @@ def test_every_command_has_a_description_and_an_example():
         assert command.help in shown.stdout and f"example:\n  {command.example}" in shown.stdout, words
 
 
+def test_every_command_group_has_a_description_and_an_example():
+    for group, description in cli.GROUPS.items():
+        shown = subprocess.run([CPCTL, *group.split(), "--help"], capture_output=True, text=True, timeout=30)
+        assert shown.returncode == 0 and description in shown.stdout and "example:\n  " in shown.stdout, group
+
+
 def test_version():
     from cpsdk import __version__
 

@@ -796,7 +796,12 @@ def build_parser() -> argparse.ArgumentParser:
             group = cmd.path[:depth]
             if group not in parsers:
                 description = GROUPS[" ".join(group)]
-                group_parser = parsers[group[:-1]].add_parser(group[-1], help=description, description=description)
+                group_parser = parsers[group[:-1]].add_parser(
+                    group[-1],
+                    help=description,
+                    description=f"{description}\n\nexample:\n  {cmd.example}",  # its first command's
+                    formatter_class=_Help,
+                )
                 parsers[group] = group_parser.add_subparsers(dest=f"verb{depth}", required=True, metavar="COMMAND")
         sub = parsers[cmd.path[:-1]].add_parser(
             cmd.path[-1],
