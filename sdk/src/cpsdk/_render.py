@@ -29,7 +29,24 @@ FORMATS = ("table", "wide", "json", "yaml")
 
 
 def as_dict(message: Message) -> dict:
-    return json_format.MessageToDict(message)
+    """protobuf's JSON mapping, with map entries sorted by key: a map's own iteration order
+    changes from run to run, and the JSON output is a contract."""
+    return _sorted_maps(message, json_format.MessageToDict(message))
+
+
+def _sorted_maps(message: Message, data: dict) -> dict:
+    for field in message.DESCRIPTOR.fields:
+        value = data.get(field.json_name)
+        if field.message_type is None or not isinstance(value, (dict, list)):
+            continue  # scalars, and well-known types rendered as strings (Timestamp)
+        if field.message_type.GetOptions().map_entry:
+            data[field.json_name] = dict(sorted(value.items()))
+        elif field.is_repeated:
+            for item, item_data in zip(getattr(message, field.name), value, strict=True):
+                _sorted_maps(item, item_data)
+        else:
+            _sorted_maps(getattr(message, field.name), value)
+    return data
 
 
 # ---- one value -------------------------------------------------------------------------------
