@@ -26,3 +26,12 @@ atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], ignore_errors=True
 os.environ["DJANGO_SETTINGS_MODULE"] = "controlplane.settings"  # for the processes tests start
 
 from controlplane.settings import *  # noqa: E402, F403
+
+# A pytest run inside a test (tests/suite/test_hygiene.py) needs a test database of its own:
+# on SQLite the name is fixed (var/test.sqlite3), and the inner run would drop the outer one's.
+if _suffix := os.environ.get("TESTS_DATABASE_SUFFIX"):
+    _test = DATABASES["default"].setdefault("TEST", {})  # noqa: F405
+    if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+        _test["NAME"] = str(BASE_DIR / "var" / f"test-{_suffix}.sqlite3")  # noqa: F405
+    else:
+        _test["NAME"] = f"test_{DATABASES['default']['NAME']}_{_suffix}"  # noqa: F405

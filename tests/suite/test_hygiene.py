@@ -26,6 +26,7 @@ JUNK = {
 
 def pytest_run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_SETTINGS"))} | env
+    env["TESTS_DATABASE_SUFFIX"] = "hygiene"  # not the outer run's test database
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=ROOT,
