@@ -7,24 +7,32 @@ PROTOS := $(shell find proto -name '*.proto' | sort)
 # A failed set-up leaves var/run.failed, so that `make wait` stops waiting at once.
 FAILED := { mkdir -p var; touch var/run.failed; exit 1; }
 
-.PHONY: setup run wait tools test proto lint migrations-check bench clean
+.PHONY: setup run stop wait tools test proto lint migrations-check bench clean
 
 setup:
 	./scripts/bootstrap
 
-# Installs what running needs (requirements.txt), creates the database if missing, migrates, serves.
+# Installs what running needs (requirements.txt, the SDK with .venv/bin/cpctl), creates the
+# database if missing, migrates, serves (deploy/gunicorn.dev.conf.py: HTTP/1.1 and h2c, reload;
+# requests in var/log/requests.log, warnings on the terminal).
 run:
 	@rm -f var/run.failed
-	./scripts/bootstrap || $(FAILED)
-	$(PY) -m controlplane.dbsetup || $(FAILED)
-	$(PY) manage.py migrate --noinput || $(FAILED)
-	$(PY) manage.py runserver 127.0.0.1:$(PORT) || $(FAILED)
+	@./scripts/bootstrap || $(FAILED)
+	@$(PY) -m controlplane.dbsetup || $(FAILED)
+	@$(PY) manage.py migrate --noinput || $(FAILED)
+	@mkdir -p var/log
+	@PORT=$(PORT) $(VENV)/bin/gunicorn -c deploy/gunicorn.dev.conf.py || $(FAILED)
+
+# Stops the server `make run &` started (on $(PORT)).
+stop:
+	@kill $$(cat var/run-$(PORT).pid 2>/dev/null) 2>/dev/null && echo "stopped the server on port $(PORT)" || echo "no server of make run on port $(PORT)"
 
 # Returns once `make run` (started in the background) answers /healthz.
 wait:
 	./scripts/wait-ready
 
-# The dev tools: requirements-dev.txt (code generation, tests), the SDK with cpctl, npm's buf and oidc-provider.
+# The dev tools: requirements-dev.txt (code generation, tests), npm's buf and oidc-provider,
+# Chromium and nginx for the tests. (`make run` already installs the SDK with cpctl.)
 tools:
 	./scripts/bootstrap --tests
 

@@ -71,8 +71,9 @@ class ApiKeyAdmin(ConsoleAdmin):
 
     @admin.display(description="role", ordering="role")
     def role_name(self, obj):
-        # Agent keys hold no role (only their sandbox and workspace).
-        return Role(obj.role).wire_name if obj.role is not None else "agent"
+        # Agent keys hold no role (only their sandbox and workspace). The short word, as cpctl
+        # shows it: ROLE_OPERATOR cost the list the width its STATE column needed at 1280 px.
+        return Role(obj.role).name.lower() if obj.role is not None else "agent"
 
     @admin.display(description="state")
     def state(self, obj):

@@ -32,6 +32,11 @@ def positive_int(text: str) -> int:
     return value
 
 
+def usage_error(message: str) -> CommandError:
+    """Bad arguments: the message on stderr, exit status 2, as argparse's own errors."""
+    return CommandError(message, returncode=2)
+
+
 def command_error(exc: Error) -> CommandError:
     return CommandError(f"{exc.message} ({exc.code.wire_name})")
 

@@ -5,6 +5,8 @@ dict that fails later with `KeyError: 'ENGINE'`. Here a bad value raises Setting
 message names the setting and the fix; manage.py and gunicorn print it as one line.
 """
 
+import os
+import re
 import warnings
 
 import environ
@@ -18,6 +20,15 @@ SUPPORTED_ENGINES = {"django.db.backends.postgresql", "django.db.backends.sqlite
 
 class SettingError(ImproperlyConfigured):
     """A setting is missing or malformed; the message says which and how to fix it."""
+
+
+# USER:PASSWORD@ in a URL, however malformed the rest (`postgres//admin:S3cretPw@db`).
+_PASSWORD = re.compile(r"(?P<user>[^\s:/@]*):(?P<password>[^\s@/]+)@")
+
+
+def masked(value: str) -> str:
+    """`value` with any URL password replaced by `***`: settings errors echo what was set."""
+    return _PASSWORD.sub(lambda m: f"{m['user']}:***@", value)
 
 
 def _boolean(text: str) -> bool:
@@ -44,7 +55,7 @@ class StrictEnv(environ.Env):
         try:
             return parse(value)
         except ValueError:
-            raise SettingError(f"{var}={value!r} is not {what}: {fix}.") from None
+            raise SettingError(f"{var}={masked(value)!r} is not {what}: {fix}.") from None
 
     def database(self, var: str, default: str) -> dict:
         url = self.str(var, default=default)
@@ -56,7 +67,9 @@ class StrictEnv(environ.Env):
                 config = {}
         engine = config.get("ENGINE")
         if engine not in SUPPORTED_ENGINES or not config.get("NAME"):
-            raise SettingError(f"{var}={url!r} is not a database URL this service supports: use {DATABASE_URL_FORMS}.")
+            raise SettingError(
+                f"{var}={masked(url)!r} is not a database URL this service supports: use {DATABASE_URL_FORMS}."
+            )
         return config
 
 
@@ -72,3 +85,15 @@ def require_secret_key(value: str) -> str:
 def report_and_exit(error: SettingError, program: str):
     """Ends the process with the one-line message (no traceback): the fix is in the message."""
     raise SystemExit(f"{program}: configuration error: {error}")
+
+
+def check_settings(program: str) -> None:
+    """Reads the settings (a gunicorn master's on_starting), so that a bad one is one line and
+    no worker starts."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
+    from django.conf import settings
+
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 - reading them is the check
+    except SettingError as error:
+        report_and_exit(error, program)

@@ -287,7 +287,15 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"not_implemented": {"()": "controlplane.logs.NotImplementedIsAWarning"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    # psycopg.pool warns at every reconnect attempt; controlplane.faults logs an outage's start and end.
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "psycopg.pool": {"level": "ERROR"}},
+    "loggers": {
+        # Django's default LOGGING gives `django` a console handler of its own while DEBUG; with the
+        # root's, every warning printed twice. One handler: the root's.
+        "django": {"handlers": [], "level": "INFO"},
+        "django.request": {"filters": ["not_implemented"]},
+        "django.db.backends": {"level": "WARNING"},
+        # psycopg.pool warns at every reconnect attempt; controlplane.faults logs an outage's start and end.
+        "psycopg.pool": {"level": "ERROR"},
+    },
 }

@@ -7,7 +7,6 @@ GUNICORN_CMD_ARGS override these values.
 """
 
 import multiprocessing
-import os
 
 # Only nginx connects: a Unix socket that nothing else can reach.
 bind = "unix:/run/controlplane/gunicorn.sock"
@@ -32,12 +31,6 @@ forwarded_allow_ips = "*"  # the socket admits only nginx
 
 def on_starting(server):
     """Reads the settings in the master, so that a bad one is one line and no worker starts."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "controlplane.settings")
-    from django.conf import settings
+    from controlplane.config import check_settings
 
-    from controlplane.config import SettingError, report_and_exit
-
-    try:
-        settings.INSTALLED_APPS  # noqa: B018 - reading them is the check
-    except SettingError as error:
-        report_and_exit(error, "gunicorn")
+    check_settings("gunicorn")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from tests.support.connect import GRPC_CODES, HTTP_STATUS, PROTOCOLS
 pytest_plugins = ["tests.support.backend_fixtures"]
 
 SYSTEM = Principal.system("tests")
+_STATUS_BEFORE = pytest.StashKey[str | None]()
+_STATUS_CHANGED = pytest.StashKey[list[str]]()
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -34,7 +37,30 @@ def pytest_report_header(config):
     return f"database: {settings.DATABASES['default']['ENGINE']}"
 
 
+def _git_status() -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "status", "--short", "--untracked-files=all"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
+    except OSError:  # no git: not a clone
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def pytest_sessionstart(session):
+    session.config.stash[_STATUS_BEFORE] = _git_status()
+
+
 def pytest_sessionfinish(session, exitstatus):
+    # The suite leaves the work tree as it found it (issue 23): no stray logs, builds or
+    # rewritten lock files. A whole run that changed `git status --short` fails.
+    before = session.config.stash.get(_STATUS_BEFORE, None)
+    if before is not None and not hasattr(session.config, "workerinput"):
+        after = _git_status()
+        if after is not None and after != before:
+            new = sorted(set(after.splitlines()) - set(before.splitlines()))
+            session.config.stash[_STATUS_CHANGED] = new or after.splitlines()
+            session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
     # .ci/run reads this to prove the suite really ran on PostgreSQL.
     from django.conf import settings
 
@@ -50,6 +76,14 @@ def pytest_sessionfinish(session, exitstatus):
             }
         )
     )
+
+
+def pytest_terminal_summary(terminalreporter):
+    changed = terminalreporter.config.stash.get(_STATUS_CHANGED, None)
+    if changed:
+        terminalreporter.section("the tests changed the work tree (git status --short)", red=True)
+        for line in changed:
+            terminalreporter.line(line)
 
 
 DECOMPRESS = {"gzip": gzip.decompress, "br": brotli.decompress, "zstd": zstandard.decompress}

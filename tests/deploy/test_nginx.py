@@ -165,6 +165,7 @@ def _gunicorn_from_deploy_config(socket_path: Path):
     finally:
         stop_process(process)
         log.close()
+        service.remove_log()
 
 
 @contextmanager

@@ -168,6 +168,7 @@ def test_examples_run_verbatim_in_order_on_a_fresh_clone(tmp_path):
     fresh_clone(clone)
     pages = documents()
     (tmp_path / "readme.sh").write_text(script_of(pages))
+    status_before = _status(clone)
     env = {name: value for name, value in os.environ.items() if name not in UNSET and not name.startswith("PYTEST")}
     env["PORT"] = str(free_port())
     log_path = tmp_path / "readme.log"
@@ -192,6 +193,14 @@ def test_examples_run_verbatim_in_order_on_a_fresh_clone(tmp_path):
     for (name, started), (_, ended) in itertools.pairwise(marks):
         print(f"{name}: {float(ended) - float(started):.1f} s")
     print(*re.findall(r"^ready: .*", output, re.MULTILINE))  # make wait: the first start's duration
+    # A newcomer's clone stays clean: no rewritten package-lock.json, no sdk/build/, no logs outside var/.
+    assert _status(clone) == status_before
+
+
+def _status(clone: Path) -> str:
+    return subprocess.run(
+        ["git", "status", "--short", "--untracked-files=all"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def _stop_group(process: subprocess.Popen) -> None:

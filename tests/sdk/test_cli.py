@@ -48,9 +48,9 @@ def table(result) -> list[list[str]]:
 
 def test_whoami(cpctl):
     out = cpctl("whoami").stdout
-    assert "kind        api_key" in out
-    assert "namespaces  team-a=OPERATOR" in out
-    assert "admin       no" in out
+    assert "Kind        api_key" in out
+    assert "Namespaces  team-a=operator" in out
+    assert "Admin       no" in out
     me = json.loads(cpctl("whoami", "--json").stdout)
     assert me["namespaces"] == [{"namespace": "team-a", "role": "ROLE_OPERATOR"}]
 
@@ -60,12 +60,17 @@ def test_jobs(cpctl):
     assert job["command"] == ["echo", "--json"]  # after `--` everything is the job's command
     assert job["env"] == {"A": "1"}
     shown = cpctl("jobs", "get", job["jobId"]).stdout
-    assert f"Job      {job['jobId']}" in shown and "JOB_STATE_QUEUED" in shown
+    assert f"Job         {job['jobId']}" in shown and "State       queued" in shown
     rows = table(cpctl("jobs", "ls"))
-    assert rows[0] == ["JOB", "STATE", "IMAGE", "COMMAND", "CREATED"]
-    assert rows[1][:4] == [job["jobId"], "JOB_STATE_QUEUED", "busybox:1.36", "echo,--json"]
-    assert "JOB_STATE_CANCELLED" in cpctl("jobs", "cancel", job["jobId"]).stdout
-    assert [j["state"] for j in lines(cpctl("jobs", "ls", "--json"))] == ["JOB_STATE_CANCELLED"]
+    assert rows[0] == ["JOB", "STATE", "IMAGE", "COMMAND", "AGE"]
+    assert rows[1][:5] == [job["jobId"], "queued", "busybox:1.36", "echo", "--json"]
+    assert "State       cancelled" in cpctl("jobs", "cancel", job["jobId"]).stdout
+    spaced = json.loads(cpctl("jobs", "run", "busybox:1.36", "-o", "json", "--", "sh", "-c", "echo hi; sleep 5").stdout)
+    assert "sh -c 'echo hi; sleep 5'" in cpctl("jobs", "get", spaced["jobId"]).stdout  # shlex.join: reads back
+    assert "jobId: " + spaced["jobId"] in cpctl("jobs", "get", spaced["jobId"], "-o", "yaml").stdout
+    assert cpctl("jobs", "ls", "-o", "wide").stdout.splitlines()[0].split()[-3:] == ["UPDATED", "CREATED", "BY"]
+    cpctl("jobs", "cancel", spaced["jobId"])
+    assert [j["state"] for j in lines(cpctl("jobs", "ls", "--json"))] == ["JOB_STATE_CANCELLED"] * 2
 
 
 def test_sandboxes_workspaces_environments(cpctl):
@@ -108,7 +113,7 @@ def test_uploads_ls_streams_pages_with_filters(cpctl):
     add(bucket, [record(n, tags=["finance"], metadataKvs=[string_kv("status", "final")]) for n in range(1, 8)])
     args = ["uploads", "ls", "team-a/docs", "--tag", "finance", "--slug", "FILE", "--meta", "status=final"]
     rows = table(cpctl(*args, "--sort", "size_bytes", "--asc", "--limit", "5", "--page-size", "2"))
-    assert rows[0] == ["UPLOAD", "PATH", "SLUG", "SIZE", "CREATED"]
+    assert rows[0] == ["UPLOAD", "PATH", "SLUG", "SIZE", "AGE"]
     assert [r[0] for r in rows[1:]] == ["u0001", "u0002", "u0003", "u0004", "u0005"]
     newest = lines(cpctl(*args, "--limit", "2", "--json", "--namespace", "team-a"))
     assert [u["uploadId"] for u in newest] == ["u0007", "u0006"]
@@ -146,7 +151,7 @@ def test_admin_namespaces_and_keys(cpctl):
     assert [k["role"] for k in keys] == ["ROLE_VIEWER"]
     assert plaintext not in json.dumps(keys)
     assert cpctl("admin", "keys", "revoke", keys[0]["keyId"], role=Role.ADMIN).stdout == ""
-    assert table(cpctl("admin", "keys", "ls", "team-c", role=Role.ADMIN))[1][4] == "API_KEY_STATE_REVOKED"
+    assert table(cpctl("admin", "keys", "ls", "team-c", role=Role.ADMIN))[1][4] == "revoked"
     assert (
         "--role"
         in cpctl("admin", "keys", "issue", "team-c", "--name", "x", "--role", "boss", role=Role.ADMIN, expect=2).stderr
@@ -179,3 +184,82 @@ def test_quota_exit_code_and_detail(cpctl):
     full = cpctl("workspaces", "create", "two", expect=8)
     assert full.stderr.startswith("cpctl: resource_exhausted:")
     assert "quota namespace:team-a/maxWorkspaces:" in full.stderr
+
+
+def test_contexts_hold_base_url_namespace_and_credential(cpctl, tmp_path):
+    # No CP_* at all: the context supplies the address and the key (read from stdin, never argv).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CP_")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+
+    def run(*args, stdin=None, expect=0):
+        result = subprocess.run([CPCTL, *args], env=env, input=stdin, capture_output=True, text=True, timeout=60)
+        assert result.returncode == expect, (args, result.stdout, result.stderr)
+        return result
+
+    run(
+        "config", "set-context", "dev", "--base-url", cpctl.url, "--api-key-stdin", stdin=cpctl.keys[Role.VIEWER] + "\n"
+    )
+    run(
+        "config",
+        "set-context",
+        "ops",
+        "--base-url",
+        cpctl.url,
+        "--namespace",
+        "team-a",
+        "--api-key-stdin",
+        stdin=cpctl.keys[Role.ADMIN],
+    )
+    assert run("config", "current-context").stdout == "dev\n"  # the first context becomes current
+    assert "Namespaces  team-a=viewer" in run("whoami").stdout
+    run("config", "use-context", "ops")
+    assert "Namespaces  team-a=admin" in run("whoami").stdout
+    assert "Namespaces  team-a=viewer" in run("--context", "dev", "whoami").stdout
+    rows = table(run("config", "get-contexts"))
+    assert rows[0] == ["CURRENT", "NAME", "BASE", "URL", "NAMESPACE", "CREDENTIAL"]
+    assert rows[1:] == [["dev", cpctl.url, "-", "yes"], ["*", "ops", cpctl.url, "team-a", "yes"]]
+    config = tmp_path / "config" / "cpctl"
+    assert (config.stat().st_mode & 0o777, (config / "config.toml").stat().st_mode & 0o777) == (0o700, 0o600)
+    assert "no context 'nope'" in run("--context", "nope", "whoami", expect=2).stderr
+    assert "no context 'nope'" in run("config", "use-context", "nope", expect=2).stderr
+
+
+def test_existing_config_directory_is_tightened(cpctl, tmp_path):
+    config = tmp_path / "config" / "cpctl"
+    config.mkdir(parents=True, mode=0o755)
+    config.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CP_")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    subprocess.run([CPCTL, "logout"], env=env, check=True, timeout=60, capture_output=True)  # only looks inside
+    assert config.stat().st_mode & 0o777 == 0o700
+
+
+def test_quota_command(cpctl):
+    rows = table(cpctl("admin", "ns", "quota", "team-a", role=Role.ADMIN))
+    assert rows[0] == ["QUOTA", "LIMIT"] and ["max_sandboxes", "none"] in rows
+    cpctl("admin", "ns", "quota", "team-a", "max_sandboxes=3", role=Role.ADMIN)
+    changed = json.loads(
+        cpctl("admin", "ns", "quota", "team-a", "max_workspaces=1", "-o", "json", role=Role.ADMIN).stdout
+    )
+    assert (changed["max_sandboxes"], changed["max_workspaces"], changed["max_running_jobs"]) == (3, 1, None)
+    assert "unknown quota" in cpctl("admin", "ns", "quota", "team-a", "max_cats=1", role=Role.ADMIN, expect=2).stderr
+
+
+def test_credential_with_a_trailing_newline_works_and_a_malformed_one_is_never_echoed(cpctl):
+    key = cpctl.keys[Role.OPERATOR]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CP_")}
+    env.update(CP_BASE_URL=cpctl.url, CP_API_KEY=key + "\n")  # as read from a file or a Kubernetes secret
+    ok = subprocess.run([CPCTL, "whoami"], env=env, capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and "team-a=operator" in ok.stdout, ok.stderr
+    env["CP_API_KEY"] = key[:10] + "\x01" + key[10:]
+    bad = subprocess.run([CPCTL, "whoami"], env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "api_key: character 11" in bad.stderr
+    assert key[:10] not in bad.stderr + bad.stdout and key[11:] not in bad.stderr + bad.stdout
+
+
+def test_base_url_without_scheme_is_a_usage_error_without_retries(cpctl):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CP_")}
+    env.update(CP_BASE_URL=cpctl.url.removeprefix("http://"), CP_API_KEY=cpctl.keys[Role.VIEWER])
+    result = subprocess.run([CPCTL, "jobs", "ls"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "is not an http:// or https:// address; e.g. " + cpctl.url in result.stderr

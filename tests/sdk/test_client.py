@@ -30,6 +30,7 @@ def test_client_learns_its_namespace_and_has_no_admin_surface(operator):
         "environments",
         "jobs",
         "namespace",
+        "resolve_namespace",
         "sandboxes",
         "uploads",
         "whoami",
@@ -139,3 +140,10 @@ def test_admin_client_every_method(sdk_service, transactional_db, admin_key):
         admin.revoke_api_key(issued.key.key_id)
         with pytest.raises(errors.Unauthenticated, match="revoked"):
             Client(sdk_service.url, issued.plaintext).whoami()
+
+
+def test_whoami_remembers_the_namespace_it_learned(sdk_service, transactional_db, namespace, make_key):
+    with Client(sdk_service.url, make_key("team-a", ServerRole.OPERATOR)) as client:
+        client.whoami()
+        assert client._transport.namespace == "team-a"  # no second WhoAmI for the next call
+        assert client.namespace == "team-a"

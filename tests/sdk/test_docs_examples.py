@@ -39,8 +39,8 @@ def test_sdk_section_examples_run_verbatim(sdk_service, transactional_db, admin_
     assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
     out = result.stdout
     print(out)
-    assert "namespaces  team-a=ADMIN" in out
-    assert "namespaces  team-sdk=OPERATOR" in out
+    assert "Namespaces  team-a=admin" in out
+    assert "Namespaces  team-sdk=operator" in out
     assert '"name": "scratch"' in out
     assert "team-a api_key" in out  # Client().namespace, whoami().kind
     assert "refused: caller holds ROLE_VIEWER in namespace 'team-sdk'" in out

@@ -171,7 +171,10 @@ def test_request_id_makes_a_creating_call_retryable():
 def test_async_clients(sdk_service, keys):
     async def scenario():
         async with AsyncClient(sdk_service.url, keys[ServerRole.OPERATOR]) as client:
-            assert await client.namespace() == "team-a"
+            with pytest.raises(errors.ConfigurationError, match="resolve_namespace"):
+                _ = client.namespace  # a property, as on Client; it cannot await WhoAmI
+            assert await client.resolve_namespace() == "team-a"
+            assert client.namespace == "team-a"
             jobs = [await client.jobs.run("busybox:1.36", command=[str(n)]) for n in range(3)]
             assert (await client.jobs.get(jobs[0].job_id)).job_id == jobs[0].job_id
             listed = [job.job_id async for job in client.jobs.list(page_size=2)]

@@ -113,4 +113,11 @@ class ServiceProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def stop(self) -> None:
+        """Stops the server and removes its log (KEEP_SERVER_LOGS=1 keeps it, to read after the run;
+        a test that needs it reads `log()` before then, as the failure messages here do)."""
         stop_process(self.process)
+        self.remove_log()
+
+    def remove_log(self) -> None:
+        if not os.environ.get("KEEP_SERVER_LOGS"):
+            self.log_path.unlink(missing_ok=True)

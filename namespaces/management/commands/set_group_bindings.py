@@ -3,7 +3,7 @@ import re
 from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.auth import Principal, Role
-from controlplane.commands import ROLE_HELP, command_error
+from controlplane.commands import ROLE_HELP, command_error, usage_error
 from controlplane.errors import Error
 from namespaces.services import Binding, set_group_bindings
 
@@ -25,9 +25,9 @@ class Command(BaseCommand):
     def handle(self, *args, namespace, bindings, clear, **options):
         # Nothing given is more likely a slip than a wish to lock everyone out: clearing is explicit.
         if clear and bindings:
-            raise CommandError("--clear takes no GROUP=ROLE arguments")
+            raise usage_error("--clear takes no GROUP=ROLE arguments")
         if not clear and not bindings:
-            raise CommandError("give at least one GROUP=ROLE, or --clear to remove every binding")
+            raise usage_error("give at least one GROUP=ROLE, or --clear to remove every binding")
         groups = [_parse(argument) for argument in bindings]
         try:
             result = set_group_bindings(actor=Principal.system(), name=namespace, groups=groups)
@@ -43,11 +43,11 @@ class Command(BaseCommand):
 def _parse(argument: str) -> Binding:
     group, sep, role = argument.rpartition("=")
     if not sep or not group:
-        raise CommandError(f"{argument!r}: expected GROUP=ROLE, e.g. eng=OPERATOR")
+        raise usage_error(f"{argument!r}: expected GROUP=ROLE, e.g. eng=OPERATOR")
     try:
         return Binding(group, Role.parse(role))
     except ValueError as exc:
-        raise CommandError(f"{argument!r}: {exc}") from None
+        raise usage_error(f"{argument!r}: {exc}") from None
 
 
 def _naming_the_argument(exc: Error, bindings: list[str]) -> CommandError:

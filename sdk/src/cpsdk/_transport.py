@@ -89,10 +89,14 @@ def choose_namespace(me: identity_pb2.WhoAmIResponse) -> str:
     if len(names) == 1:
         return names[0]
     held = ", ".join(names) or "none"
-    raise ValueError(
+    raise errors.ConfigurationError(
         f"cannot tell which namespace to act in: the credential holds a role in {held}; "
         "pass namespace= (or --namespace / CP_NAMESPACE)"
     )
+
+
+def _learned(me: identity_pb2.WhoAmIResponse) -> str | None:
+    return me.namespaces[0].namespace if len(me.namespaces) == 1 else None
 
 
 def _unwrap(response: Message, unwrap):
@@ -144,9 +148,15 @@ class _Transport:
 class SyncTransport(_Transport):
     client_suffix = "Sync"
 
+    def whoami(self) -> identity_pb2.WhoAmIResponse:
+        me = self.call(IDENTITY, "WhoAmI", identity_pb2.WhoAmIRequest())
+        if self.namespace is None and self.scoped:
+            self.namespace = _learned(me)
+        return me
+
     def resolve_namespace(self) -> str:
         if self.namespace is None:
-            self.namespace = choose_namespace(self.call(IDENTITY, "WhoAmI", identity_pb2.WhoAmIRequest()))
+            self.namespace = choose_namespace(self.whoami())
         return self.namespace
 
     def call(self, service: ServiceDescriptor, method_name: str, request: Message, unwrap=None):
@@ -202,9 +212,15 @@ class AsyncTransport(_Transport):
         super().__init__(*args, **kwargs)
         _settle_before_exit()
 
+    async def whoami(self) -> identity_pb2.WhoAmIResponse:
+        me = await self.call(IDENTITY, "WhoAmI", identity_pb2.WhoAmIRequest())
+        if self.namespace is None and self.scoped:
+            self.namespace = _learned(me)
+        return me
+
     async def resolve_namespace(self) -> str:
         if self.namespace is None:
-            self.namespace = choose_namespace(await self.call(IDENTITY, "WhoAmI", identity_pb2.WhoAmIRequest()))
+            self.namespace = choose_namespace(await self.whoami())
         return self.namespace
 
     async def call(self, service: ServiceDescriptor, method_name: str, request: Message, unwrap=None):

@@ -1,23 +1,28 @@
-"""cpctl: the command line over the SDK. Tables by default, `--json` for machines.
+"""cpctl: the command line over the SDK, in the manner of `gh` and `kubectl`.
 
-Exit codes follow the error class (see EXIT_CODES); a usage error is 2. Messages go to
-stderr and name the field the server (or cpctl) objected to.
+Every command is one function registered with `@command("group verb", help, example)`; the
+parser, `--help`, completion and the docs' command list all come from that registry. The
+function gets the client (or nothing, for `local=True` commands) and the parsed arguments,
+and returns what to show: a message (shown with `view`), an iterable of messages (a
+listing, streamed), a string, or None. Exit codes follow the error class (EXIT_CODES); a
+usage error is 2. Messages go to stderr and never carry the credential.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from google.protobuf import json_format
+import argcomplete
 from google.protobuf.message import Message
 
-from . import errors
-from .client import AdminClient, Client
+from . import _config, errors
+from ._render import FORMATS, Column, Output, View, as_dict
+from .client import AdminClient, Client, check_base_url, check_credential
 from .login import LoginError, LoginSettings, bearer, forget_token, load_token, login
 from .types import Binding, Role
 
@@ -36,95 +41,161 @@ EXIT_CODES = {
     "unimplemented": 10,
 }
 USAGE = 2
-CHUNK = 50  # rows rendered together, so long listings stream page by page
 
 
 class UsageError(Exception):
     """Bad command-line input, caught before any call; the message names the flag."""
 
 
-# ---- output ------------------------------------------------------------------------------
+# ---- the registry ----------------------------------------------------------------------------
 
 
-def as_dict(message: Message) -> dict:
-    return json_format.MessageToDict(message)
+@dataclass(frozen=True)
+class Command:
+    path: tuple[str, ...]  # ("admin", "keys", "ls")
+    run: Callable
+    help: str
+    example: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    view: View = field(default_factory=list)
+    admin: bool = False  # NamespaceService: an AdminClient
+    raw: bool = False  # prints for itself: run(client, args, out)
+    local: bool = False  # no client: config, login, completion
 
 
-def _cell(value) -> str:
-    if isinstance(value, list):
-        return ",".join(_cell(v) for v in value)
-    if isinstance(value, dict) and "oidcGroup" in value:  # a group binding
-        return f"{value['oidcGroup']}={value.get('role', '').removeprefix('ROLE_')}"
-    if isinstance(value, dict):
-        return ",".join(f"{k}={_cell(v)}" for k, v in value.items())
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
+COMMANDS: list[Command] = []
+GROUPS = {
+    "jobs": "jobs of the namespace",
+    "sandboxes": "sandboxes of the namespace",
+    "workspaces": "workspaces of the namespace",
+    "environments": "environments (images built for sandboxes) of the namespace",
+    "egress": "egress grants and events of the namespace",
+    "uploads": "uploads of a bucket",
+    "admin": "NamespaceService: namespaces and API keys (admin credentials only)",
+    "admin ns": "namespaces: bindings and quotas",
+    "admin ns bindings": "group → role bindings of a namespace",
+    "admin keys": "API keys",
+    "config": f"contexts in {_config.config_path()} (base URL, namespace, credential)",
+}
 
 
-class Output:
-    def __init__(self, json_mode: bool, out=None):
-        self.json_mode = json_mode
-        self.out = out or sys.stdout
+def command(path: str, help: str, example: str, arguments=None, view: View | None = None, **flags):
+    """Registers a command: `@command("jobs ls", "list jobs", "cpctl jobs ls -o wide")`."""
 
-    def one(self, message: Message, fields: list[tuple[str, str]]):
-        data = as_dict(message)
-        if self.json_mode:
-            print(json.dumps(data, indent=2), file=self.out)
-            return
-        width = max(len(label) for label, _ in fields)
-        for label, key in fields:
-            print(f"{label:<{width}}  {_cell(data.get(key, ''))}", file=self.out)
+    def register(run: Callable) -> Callable:
+        words = tuple(path.split())
+        COMMANDS.append(Command(words, run, help, example, arguments or _none, view or [], **flags))
+        return run
 
-    def rows(self, messages: Iterable[Message], columns: list[tuple[str, str]]):
-        """JSON Lines or a table, written a chunk at a time as pages arrive."""
-        widths = [len(header) for header, _ in columns]
-        header_done = False
-        iterator = iter(messages)
-        while chunk := [as_dict(m) for m in itertools.islice(iterator, CHUNK)]:
-            if self.json_mode:
-                for data in chunk:
-                    print(json.dumps(data), file=self.out)
-                self.out.flush()
-                continue
-            cells = [[_cell(d.get(key, "")) for _, key in columns] for d in chunk]
-            widths = [max(w, *(len(row[i]) for row in cells)) for i, w in enumerate(widths)]
-            if not header_done:
-                self._line([h for h, _ in columns], widths)
-                header_done = True
-            for row in cells:
-                self._line(row, widths)
-            self.out.flush()
-        if not header_done and not self.json_mode:
-            self._line([h for h, _ in columns], widths)
-
-    def _line(self, cells: list[str], widths: list[int]):
-        print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip(), file=self.out)
+    return register
 
 
-JOB = [("JOB", "jobId"), ("STATE", "state"), ("IMAGE", "image"), ("COMMAND", "command"), ("CREATED", "createTime")]
-SANDBOX = [("SANDBOX", "sandboxId"), ("IMAGE", "image"), ("WORKSPACE", "workspaceId"), ("CREATED", "createTime")]
-WORKSPACE = [("WORKSPACE", "workspaceId"), ("NAME", "name"), ("CREATED", "createTime")]
-ENVIRONMENT = [("ENVIRONMENT", "environmentId"), ("NAME", "name"), ("IMAGE", "image"), ("STATE", "state")]
-GRANT = [("GRANT", "grantId"), ("TARGET", "target"), ("KIND", "kind"), ("CREATED", "createTime")]
-EVENT = [
-    ("TIME", "eventTime"),
-    ("KIND", "kind"),
-    ("TARGET", "target"),
-    ("SANDBOX", "sandboxId"),
-    ("ALLOWED", "allowed"),
+def _none(parser):
+    pass
+
+
+def _id(name: str):
+    return lambda parser: parser.add_argument("id", metavar=name)
+
+
+def _page(parser):
+    parser.add_argument("--page-size", type=int, default=0, help="items per request (the server caps it)")
+
+
+# ---- views -----------------------------------------------------------------------------------
+
+
+JOB = [
+    Column("JOB", "job_id"),
+    Column("STATE", "state", state=True),
+    Column("IMAGE", "image"),
+    Column("COMMAND", "command"),
+    Column("AGE", "create_time"),
+    Column("ENV", "env", wide=True),
+    Column("UPDATED", "update_time", wide=True),
+    Column("CREATED BY", "created_by", wide=True),
 ]
-UPLOAD = [("UPLOAD", "uploadId"), ("PATH", "path"), ("SLUG", "slug"), ("SIZE", "sizeBytes"), ("CREATED", "createdAt")]
-NAMESPACE = [("NAMESPACE", "namespace"), ("GROUPS", "groups"), ("CREATED", "createTime")]
-KEY = [("KEY", "keyId"), ("NAME", "name"), ("NAMESPACE", "namespace"), ("ROLE", "role"), ("STATE", "state"),
-       ("CREATED", "created"), ("LAST USED", "lastUsed")]  # fmt: skip
+SANDBOX = [
+    Column("SANDBOX", "sandbox_id"),
+    Column("IMAGE", "image"),
+    Column("WORKSPACE", "workspace_id"),
+    Column("AGE", "create_time"),
+    Column("AGENT KEY", "agent_key_id", wide=True),
+    Column("CREATED BY", "created_by", wide=True),
+]
+WORKSPACE = [
+    Column("WORKSPACE", "workspace_id"),
+    Column("NAME", "name"),
+    Column("AGE", "create_time"),
+    Column("CREATED BY", "created_by", wide=True),
+]
+ENVIRONMENT = [
+    Column("ENVIRONMENT", "environment_id"),
+    Column("NAME", "name"),
+    Column("IMAGE", "image"),
+    Column("STATE", "state", state=True),
+    Column("AGE", "create_time"),
+    Column("UPDATED", "update_time", wide=True),
+    Column("CREATED BY", "created_by", wide=True),
+]
+GRANT = [
+    Column("GRANT", "grant_id"),
+    Column("TARGET", "target"),
+    Column("KIND", "kind"),
+    Column("AGE", "create_time"),
+    Column("CREATED BY", "created_by", wide=True),
+]
+EVENT = [
+    Column("AGE", "event_time"),
+    Column("KIND", "kind"),
+    Column("TARGET", "target"),
+    Column("SANDBOX", "sandbox_id"),
+    Column("ALLOWED", "allowed", state=True),
+    Column("GRANT", "grant_id", wide=True),
+    Column("ACTOR", "actor", wide=True),
+]
+UPLOAD = [
+    Column("UPLOAD", "upload_id"),
+    Column("PATH", "path"),
+    Column("SLUG", "slug"),
+    Column("SIZE", "size_bytes"),
+    Column("AGE", "created_at"),
+    Column("TAGS", "tags", wide=True),
+    Column("UPDATED", "updated_at", wide=True),
+]
+NAMESPACE = [
+    Column("NAMESPACE", "namespace"),
+    Column("GROUPS", "groups"),
+    Column("AGE", "create_time"),
+    Column("QUOTAS", "quotas", wide=True),
+    Column("INTERNAL TARGETS", "internal_targets", wide=True),
+    Column("UPDATED", "update_time", wide=True),
+]
+KEY = [
+    Column("KEY", "key_id"),
+    Column("NAME", "name"),
+    Column("NAMESPACE", "namespace"),
+    Column("ROLE", "role"),
+    Column("STATE", "state", state=True),
+    Column("AGE", "created"),
+    Column("LAST USED", "last_used"),
+    Column("EXPIRES", "expires_at", wide=True),
+    Column("KIND", "kind", wide=True),
+    Column("HINT", "hint", wide=True),
+    Column("CREATED BY", "created_by", wide=True),
+]
+WHOAMI = [
+    Column("SUBJECT", "subject"),
+    Column("NAME", "name"),
+    Column("KIND", "kind"),
+    Column("ADMIN", "admin"),
+    Column("NAMESPACES", "namespaces"),
+    Column("SCOPES", lambda m, now: " ".join(m.scopes) or "-"),
+    Column("KEY", "key_id"),
+]
 
 
-def _detail_fields(columns):
-    return [(header.title(), key) for header, key in columns]
-
-
-# ---- argument helpers --------------------------------------------------------------------
+# ---- argument helpers ------------------------------------------------------------------------
 
 
 def _pairs(items: list[str], flag: str) -> list[tuple[str, str]]:
@@ -157,146 +228,213 @@ def _metadata(items: list[str]) -> dict[str, str | bool]:
     return result
 
 
-# ---- commands ----------------------------------------------------------------------------
+# ---- commands --------------------------------------------------------------------------------
 
 
-def cmd_whoami(client: Client, args, out: Output):
-    me = client.whoami()
-    if out.json_mode:
-        out.one(me, [])
-        return
-    data = as_dict(me)
-    namespaces = [f"{n['namespace']}={n['role'].removeprefix('ROLE_')}" for n in data.get("namespaces", [])]
-    for label, value in (
-        ("subject", data.get("subject", "")),
-        ("name", data.get("name", "")),
-        ("kind", data.get("kind", "")),
-        ("admin", "yes" if data.get("admin") else "no"),
-        ("namespaces", ", ".join(namespaces) or "-"),
-        ("scopes", " ".join(data.get("scopes", [])) or "-"),
-    ):
-        print(f"{label:<10}  {value}", file=out.out)
+@command("whoami", "show the principal the API resolves this credential to", "cpctl whoami", view=WHOAMI)
+def whoami(client, args):
+    return client.whoami()
 
 
-def _resource_commands(sub, name: str, columns, verbs: dict[str, Callable]):
-    parser = sub.add_parser(name, help=f"{name} of the namespace")
-    verbs_parser = parser.add_subparsers(dest="verb", required=True)
-    for verb, (setup, action, *own_columns) in verbs.items():
-        verb_parser = verbs_parser.add_parser(verb)
-        setup(verb_parser)
-        verb_parser.set_defaults(action=action, columns=own_columns[0] if own_columns else columns)
+def _jobs_run(parser):
+    parser.add_argument("image")
+    parser.add_argument("command_args", nargs="*", metavar="CMD", help="the command and its arguments, after `--`")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="repeatable")
 
 
-def _id(parser):
-    parser.add_argument("id")
+@command(
+    "jobs run",
+    "run a command in an image (queued until a runtime picks it up)",
+    "cpctl jobs run busybox:1.36 --env GREETING=hi -- sh -c 'echo $GREETING'",
+    _jobs_run,
+    JOB,
+)
+def jobs_run(client, args):
+    return client.jobs.run(args.image, command=args.command_args, env=dict(_pairs(args.env, "--env")))
 
 
-def _page(parser):
-    parser.add_argument("--page-size", type=int, default=0, help="items per request (the server caps it)")
+@command("jobs ls", "list the namespace's jobs, newest first", "cpctl jobs ls -o wide", _page, JOB)
+def jobs_ls(client, args):
+    return client.jobs.list(page_size=args.page_size)
 
 
-def _none(parser):
-    pass
+@command("jobs get", "show one job", "cpctl jobs get job_01hx…", _id("JOB_ID"), JOB)
+def jobs_get(client, args):
+    return client.jobs.get(args.id)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    codes = ", ".join(
-        f"{n} {' / '.join(c for c, v in EXIT_CODES.items() if v == n)}" for n in sorted(set(EXIT_CODES.values()))
-    )
-    parser = argparse.ArgumentParser(
-        prog="cpctl",
-        description="Container platform control plane CLI. The options below may also follow the command.",
-        epilog=f"exit codes: 0 ok, 1 other error, {USAGE} usage, {codes}",
-    )
-    parser.add_argument("--base-url", default=None, help="API address (default: CP_BASE_URL)")
-    parser.add_argument("--api-key", default=None, help="cpk_ key or bearer token (default: CP_API_KEY, else login)")
-    parser.add_argument("--namespace", default=None, help="namespace to act in (default: the credential's only one)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per call (Connect-Timeout-Ms)")
-    parser.add_argument("--json", action="store_true", help="JSON output (one object per line for listings)")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    sub.add_parser("whoami", help="the principal the API resolves this credential to").set_defaults(
-        action=cmd_whoami, raw=True
-    )
-
-    def jobs_run(p):
-        p.add_argument("image")
-        p.add_argument("cmd", nargs="*", metavar="-- CMD")
-        p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
-
-    _resource_commands(sub, "jobs", JOB, {
-        "run": (jobs_run, lambda c, a: c.jobs.run(a.image, command=a.cmd, env=dict(_pairs(a.env, "--env")))),
-        "ls": (_page, lambda c, a: c.jobs.list(page_size=a.page_size)),
-        "get": (_id, lambda c, a: c.jobs.get(a.id)),
-        "cancel": (_id, lambda c, a: c.jobs.cancel(a.id)),
-    })  # fmt: skip
-
-    def sandbox_create(p):
-        p.add_argument("image")
-        p.add_argument("--workspace", default="", metavar="WORKSPACE_ID")
-
-    _resource_commands(sub, "sandboxes", SANDBOX, {
-        "create": (sandbox_create, lambda c, a: c.sandboxes.create(a.image, workspace_id=a.workspace)),
-        "ls": (_page, lambda c, a: c.sandboxes.list(page_size=a.page_size)),
-        "get": (_id, lambda c, a: c.sandboxes.get(a.id)),
-        "delete": (_id, lambda c, a: c.sandboxes.delete(a.id)),
-        "preview-url": (_id, lambda c, a: c.sandboxes.preview_url(a.id)),
-        "app-key": (_id, lambda c, a: c.sandboxes.app_key(a.id)),
-    })  # fmt: skip
-
-    _resource_commands(sub, "workspaces", WORKSPACE, {
-        "create": (lambda p: p.add_argument("name"), lambda c, a: c.workspaces.create(a.name)),
-        "ls": (_page, lambda c, a: c.workspaces.list(page_size=a.page_size)),
-        "get": (_id, lambda c, a: c.workspaces.get(a.id)),
-        "delete": (_id, lambda c, a: c.workspaces.delete(a.id)),
-    })  # fmt: skip
-
-    def env_register(p):
-        p.add_argument("name")
-        p.add_argument("image")
-
-    _resource_commands(sub, "environments", ENVIRONMENT, {
-        "register": (env_register, lambda c, a: c.environments.register(a.name, a.image)),
-        "ls": (_page, lambda c, a: c.environments.list(page_size=a.page_size)),
-        "get": (_id, lambda c, a: c.environments.get(a.id)),
-        "build": (_id, lambda c, a: c.environments.build(a.id)),
-    })  # fmt: skip
-
-    _resource_commands(sub, "egress", GRANT, {
-        "grant": (lambda p: p.add_argument("target"), lambda c, a: c.egress.grant(a.target)),
-        "ls": (_page, lambda c, a: c.egress.list(page_size=a.page_size)),
-        "revoke": (_id, lambda c, a: c.egress.revoke(a.id)),
-        "events": (_page, lambda c, a: c.egress.events(page_size=a.page_size), EVENT),
-    })  # fmt: skip
-
-    uploads = sub.add_parser("uploads", help="uploads of a bucket").add_subparsers(dest="verb", required=True)
-    ls = uploads.add_parser("ls", help="list uploads, streaming page after page")
-    ls.add_argument("bucket", nargs="?", default=None, metavar="NS/BUCKET", help="or BUCKET in --namespace")
-    ls.add_argument("--tag", action="append", default=[], help="carrying this tag (repeatable: all of them)")
-    ls.add_argument("--slug", default="", help="case-insensitive slug prefix")
-    ls.add_argument("--path", default="", help="this path or below it")
-    ls.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="or KEY:=true|false")
-    ls.add_argument("--sort", default="", help="created_at (default), updated_at, slug, size_bytes, order")
-    ls.add_argument("--asc", action="store_true", help="ascending (default descending)")
-    ls.add_argument("--limit", type=int, default=0, help="stop after N uploads")
-    ls.add_argument("--page-size", type=int, default=0)
-    ls.set_defaults(action=uploads_ls, columns=UPLOAD)
-
-    build_admin(sub)
-
-    login_parser = sub.add_parser("login", help="sign in through the identity provider (OIDC, PKCE)")
-    login_parser.add_argument("--issuer", default=os.environ.get("CP_OIDC_ISSUER", ""))
-    login_parser.add_argument("--client-id", default=os.environ.get("CP_OIDC_CLIENT_ID", "cpctl"))
-    login_parser.add_argument("--resource", default=os.environ.get("CP_OIDC_RESOURCE", ""), help="the API's audience")
-    login_parser.add_argument("--scope", default=os.environ.get("CP_OIDC_SCOPE", LoginSettings.scope))
-    login_parser.add_argument("--no-browser", action="store_true", help="print the address only")
-    login_parser.add_argument("--wait", type=float, default=300, help="seconds to wait for the browser")
-    login_parser.set_defaults(action=cmd_login, local=True)
-    sub.add_parser("logout", help="forget the stored sign-in").set_defaults(action=cmd_logout, local=True)
-    return parser
+@command("jobs cancel", "cancel a queued or running job", "cpctl jobs cancel job_01hx…", _id("JOB_ID"), JOB)
+def jobs_cancel(client, args):
+    return client.jobs.cancel(args.id)
 
 
-def uploads_ls(client: Client, args):
+def _sandbox_create(parser):
+    parser.add_argument("image")
+    parser.add_argument("--workspace", default="", metavar="WORKSPACE_ID", help="mount this workspace")
+
+
+@command(
+    "sandboxes create",
+    "create a sandbox from an image",
+    "cpctl sandboxes create python:3.12 --workspace ws_01hx…",
+    _sandbox_create,
+    SANDBOX,
+)
+def sandboxes_create(client, args):
+    return client.sandboxes.create(args.image, workspace_id=args.workspace)
+
+
+@command("sandboxes ls", "list the namespace's sandboxes", "cpctl sandboxes ls", _page, SANDBOX)
+def sandboxes_ls(client, args):
+    return client.sandboxes.list(page_size=args.page_size)
+
+
+@command("sandboxes get", "show one sandbox", "cpctl sandboxes get sbx_01hx…", _id("SANDBOX_ID"), SANDBOX)
+def sandboxes_get(client, args):
+    return client.sandboxes.get(args.id)
+
+
+@command(
+    "sandboxes delete",
+    "delete a sandbox (and revoke its agent key)",
+    "cpctl sandboxes delete sbx_01hx…",
+    _id("SANDBOX_ID"),
+    SANDBOX,
+)
+def sandboxes_delete(client, args):
+    return client.sandboxes.delete(args.id)
+
+
+@command(
+    "sandboxes preview-url",
+    "print the sandbox's preview address",
+    "cpctl sandboxes preview-url sbx_01hx…",
+    _id("SANDBOX_ID"),
+)
+def sandboxes_preview_url(client, args):
+    return client.sandboxes.preview_url(args.id)
+
+
+@command(
+    "sandboxes app-key", "print the sandbox's application key", "cpctl sandboxes app-key sbx_01hx…", _id("SANDBOX_ID")
+)
+def sandboxes_app_key(client, args):
+    return client.sandboxes.app_key(args.id)
+
+
+@command(
+    "workspaces create",
+    "create a workspace",
+    "cpctl workspaces create scratch",
+    lambda p: p.add_argument("name"),
+    WORKSPACE,
+)
+def workspaces_create(client, args):
+    return client.workspaces.create(args.name)
+
+
+@command("workspaces ls", "list the namespace's workspaces", "cpctl workspaces ls", _page, WORKSPACE)
+def workspaces_ls(client, args):
+    return client.workspaces.list(page_size=args.page_size)
+
+
+@command("workspaces get", "show one workspace", "cpctl workspaces get ws_01hx…", _id("WORKSPACE_ID"), WORKSPACE)
+def workspaces_get(client, args):
+    return client.workspaces.get(args.id)
+
+
+@command("workspaces delete", "delete a workspace", "cpctl workspaces delete ws_01hx…", _id("WORKSPACE_ID"), WORKSPACE)
+def workspaces_delete(client, args):
+    return client.workspaces.delete(args.id)
+
+
+def _env_register(parser):
+    parser.add_argument("name")
+    parser.add_argument("image")
+
+
+@command(
+    "environments register",
+    "register an image as a named environment",
+    "cpctl environments register py python:3.12",
+    _env_register,
+    ENVIRONMENT,
+)
+def environments_register(client, args):
+    return client.environments.register(args.name, args.image)
+
+
+@command("environments ls", "list the namespace's environments", "cpctl environments ls", _page, ENVIRONMENT)
+def environments_ls(client, args):
+    return client.environments.list(page_size=args.page_size)
+
+
+@command(
+    "environments get", "show one environment", "cpctl environments get env_01hx…", _id("ENVIRONMENT_ID"), ENVIRONMENT
+)
+def environments_get(client, args):
+    return client.environments.get(args.id)
+
+
+@command(
+    "environments build",
+    "build an environment's image",
+    "cpctl environments build env_01hx…",
+    _id("ENVIRONMENT_ID"),
+    ENVIRONMENT,
+)
+def environments_build(client, args):
+    return client.environments.build(args.id)
+
+
+@command(
+    "egress grant",
+    "allow egress to host[:port] or a registered internal target",
+    "cpctl egress grant api.example.com:443",
+    lambda p: p.add_argument("target"),
+    GRANT,
+)
+def egress_grant(client, args):
+    return client.egress.grant(args.target)
+
+
+@command("egress ls", "list the namespace's egress grants", "cpctl egress ls", _page, GRANT)
+def egress_ls(client, args):
+    return client.egress.list(page_size=args.page_size)
+
+
+@command("egress revoke", "revoke an egress grant", "cpctl egress revoke egr_01hx…", _id("GRANT_ID"), GRANT)
+def egress_revoke(client, args):
+    return client.egress.revoke(args.id)
+
+
+@command(
+    "egress events", "list grants given and revoked, and connections seen", "cpctl egress events -o wide", _page, EVENT
+)
+def egress_events(client, args):
+    return client.egress.events(page_size=args.page_size)
+
+
+def _uploads_ls(parser):
+    parser.add_argument("bucket", nargs="?", default=None, metavar="NS/BUCKET", help="or BUCKET in --namespace")
+    parser.add_argument("--tag", action="append", default=[], help="carrying this tag (repeatable: all of them)")
+    parser.add_argument("--slug", default="", help="case-insensitive slug prefix")
+    parser.add_argument("--path", default="", help="this path or below it")
+    parser.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="or KEY:=true|false")
+    parser.add_argument("--sort", default="", help="created_at (default), updated_at, slug, size_bytes, order")
+    parser.add_argument("--asc", action="store_true", help="ascending (default descending)")
+    parser.add_argument("--limit", type=int, default=0, help="stop after N uploads")
+    _page(parser)
+
+
+@command(
+    "uploads ls",
+    "list a bucket's uploads, streaming page after page",
+    "cpctl uploads ls team-a/docs --tag finance --sort size_bytes --asc --limit 5",
+    _uploads_ls,
+    UPLOAD,
+)
+def uploads_ls(client, args):
     limit = args.limit
     if limit < 0:
         raise UsageError("--limit: must be 0 (no limit) or more")
@@ -314,66 +452,172 @@ def uploads_ls(client: Client, args):
     return itertools.islice(items, limit) if limit else items
 
 
-def build_admin(sub):
-    admin = sub.add_parser("admin", help="NamespaceService (admin credentials only)")
-    groups = admin.add_subparsers(dest="group", required=True)
-
-    ns = groups.add_parser("ns", help="namespaces").add_subparsers(dest="verb", required=True)
-    create = ns.add_parser("create")
-    create.add_argument("name")
-    create.add_argument("--bind", action="append", default=[], metavar="GROUP=ROLE")
-    create.set_defaults(action=lambda c, a: c.create_namespace(a.name, groups=_bindings(a.bind)), columns=NAMESPACE)
-    get = ns.add_parser("get")
-    get.add_argument("name")
-    get.set_defaults(action=lambda c, a: c.get_namespace(a.name), columns=NAMESPACE)
-    ls = ns.add_parser("ls")
-    _page(ls)
-    ls.set_defaults(action=lambda c, a: c.list_namespaces(page_size=a.page_size), columns=NAMESPACE)
-    bindings = ns.add_parser("bindings", help="group → role bindings").add_subparsers(dest="bindings", required=True)
-    set_ = bindings.add_parser("set", help="replace every binding of the namespace (full replace)")
-    set_.add_argument("name")
-    set_.add_argument("bind", nargs="*", metavar="GROUP=ROLE")
-    set_.add_argument("--clear", action="store_true", help="remove every binding")
-    set_.set_defaults(action=bindings_set, columns=NAMESPACE)
-
-    keys = groups.add_parser("keys", help="API keys").add_subparsers(dest="verb", required=True)
-    issue = keys.add_parser("issue", help="prints the plaintext alone on stdout (shown once)")
-    issue.add_argument("namespace")
-    issue.add_argument("--name", required=True)
-    issue.add_argument("--role", required=True, help="VIEWER, OPERATOR or ADMIN")
-    issue.set_defaults(action=keys_issue, raw=True)
-    ls = keys.add_parser("ls")
-    ls.add_argument("namespace", nargs="?", default="")
-    _page(ls)
-    ls.set_defaults(action=lambda c, a: c.list_api_keys(a.namespace, page_size=a.page_size), columns=KEY)
-    revoke = keys.add_parser("revoke")
-    revoke.add_argument("key_id")
-    revoke.set_defaults(action=lambda c, a: c.revoke_api_key(a.key_id), columns=[])
+def _ns_create(parser):
+    parser.add_argument("name")
+    parser.add_argument("--bind", action="append", default=[], metavar="GROUP=ROLE", help="repeatable")
 
 
-def bindings_set(client: AdminClient, args):
+@command(
+    "admin ns create",
+    "create a namespace",
+    "cpctl admin ns create team-b --bind team-b-ops=operator",
+    _ns_create,
+    NAMESPACE,
+    admin=True,
+)
+def ns_create(client, args):
+    return client.create_namespace(args.name, groups=_bindings(args.bind))
+
+
+@command(
+    "admin ns get",
+    "show one namespace, with its quotas and targets",
+    "cpctl admin ns get team-a",
+    lambda p: p.add_argument("name"),
+    NAMESPACE,
+    admin=True,
+)
+def ns_get(client, args):
+    return client.get_namespace(args.name)
+
+
+@command("admin ns ls", "list namespaces", "cpctl admin ns ls -o wide", _page, NAMESPACE, admin=True)
+def ns_ls(client, args):
+    return client.list_namespaces(page_size=args.page_size)
+
+
+def _bindings_set(parser):
+    parser.add_argument("name")
+    parser.add_argument("bind", nargs="*", metavar="GROUP=ROLE")
+    parser.add_argument("--clear", action="store_true", help="remove every binding")
+
+
+@command(
+    "admin ns bindings set",
+    "replace every binding of a namespace (full replace)",
+    "cpctl admin ns bindings set team-a devs=operator 'cn=ops,ou=groups=admin'",
+    _bindings_set,
+    NAMESPACE,
+    admin=True,
+)
+def bindings_set(client, args):
     if args.clear == bool(args.bind):
         raise UsageError("bindings set: give GROUP=ROLE pairs or --clear (not both, not neither)")
     return client.update_namespace(args.name, groups=[] if args.clear else _bindings(args.bind))
 
 
-def keys_issue(client: AdminClient, args, out: Output):
+QUOTAS = ("max_sandboxes", "max_running_jobs", "max_workspaces", "max_environments", "max_egress_grants")
+
+
+def _quota(parser):
+    parser.add_argument("name")
+    parser.add_argument("limits", nargs="*", metavar="QUOTA=N", help=f"{', '.join(QUOTAS)}; N or `none`")
+
+
+@command(
+    "admin ns quota",
+    "show a namespace's quotas, or change some (the others stay)",
+    "cpctl admin ns quota team-a max_sandboxes=5 max_workspaces=none",
+    _quota,
+    admin=True,
+    raw=True,
+)
+def ns_quota(client, args, out: Output):
+    quotas = _limits(client.get_namespace(args.name).quotas)
+    for name, value in _pairs(args.limits, "QUOTA=N"):
+        if name not in QUOTAS:
+            raise UsageError(f"QUOTA=N: unknown quota {name!r}; expected one of {', '.join(QUOTAS)}")
+        if value != "none" and not value.isdigit():
+            raise UsageError(f"QUOTA=N: {name}={value}: N is a whole number, or `none` for no limit")
+        quotas[name] = None if value == "none" else int(value)
+    if args.limits:
+        quotas = _limits(client.update_namespace(args.name, quotas=quotas).quotas)
+    if out.format in ("json", "yaml"):
+        out.data(quotas)
+    else:
+        out.table([["QUOTA", "LIMIT"], *([q, "none" if n is None else str(n)] for q, n in quotas.items())])
+
+
+def _limits(quotas) -> dict[str, int | None]:
+    return {q: getattr(quotas, q) if quotas.HasField(q) else None for q in QUOTAS}
+
+
+def _keys_issue(parser):
+    parser.add_argument("namespace")
+    parser.add_argument("--name", required=True, help="a label for people")
+    parser.add_argument("--role", required=True, help="viewer, operator or admin")
+
+
+@command(
+    "admin keys issue",
+    "issue an API key; prints the plaintext alone on stdout (shown once)",
+    "KEY=$(cpctl admin keys issue team-a --name ci --role operator)",
+    _keys_issue,
+    admin=True,
+    raw=True,
+)
+def keys_issue(client, args, out: Output):
     try:
         role = Role.parse(args.role)
     except ValueError as exc:
         raise UsageError(f"--role: {exc}") from None
     issued = client.issue_api_key(args.namespace, args.name, role)
-    if out.json_mode:
-        print(json.dumps({"key": as_dict(issued.key), "plaintext": issued.plaintext}, indent=2), file=out.out)
+    if out.format in ("json", "yaml"):
+        out.data({"key": as_dict(issued.key), "plaintext": issued.plaintext})
         return
     key = issued.key
     print(
-        f"issued {key.key_id} ({Role(key.role).name} in {key.namespace}); store the key now, it is shown once",
+        f"issued {key.key_id} ({role.name.lower()} in {key.namespace}); store the key now, it is shown once",
         file=sys.stderr,
     )
     print(issued.plaintext, file=out.out)
 
 
+def _keys_ls(parser):
+    parser.add_argument("namespace", nargs="?", default="", help="every namespace when left out")
+    _page(parser)
+
+
+@command(
+    "admin keys ls",
+    "list API keys (never their plaintext), newest first",
+    "cpctl admin keys ls team-a -o wide",
+    _keys_ls,
+    KEY,
+    admin=True,
+)
+def keys_ls(client, args):
+    return client.list_api_keys(args.namespace, page_size=args.page_size)
+
+
+@command(
+    "admin keys revoke",
+    "revoke an API key at once",
+    "cpctl admin keys revoke key_01hx…",
+    _id("KEY_ID"),
+    KEY,
+    admin=True,
+)
+def keys_revoke(client, args):
+    return client.revoke_api_key(args.id)
+
+
+def _login(parser):
+    parser.add_argument("--issuer", default=os.environ.get("CP_OIDC_ISSUER", ""))
+    parser.add_argument("--client-id", default=os.environ.get("CP_OIDC_CLIENT_ID", "cpctl"))
+    parser.add_argument("--resource", default=os.environ.get("CP_OIDC_RESOURCE", ""), help="the API's audience")
+    parser.add_argument("--scope", default=os.environ.get("CP_OIDC_SCOPE", LoginSettings.scope))
+    parser.add_argument("--no-browser", action="store_true", help="print the address only")
+    parser.add_argument("--wait", type=float, default=300, help="seconds to wait for the browser")
+
+
+@command(
+    "login",
+    "sign in through the identity provider (OIDC, PKCE)",
+    "cpctl login --issuer https://idp.example.com --resource https://cp.example.com/api",
+    _login,
+    local=True,
+)
 def cmd_login(args, out: Output):
     issuer = args.issuer or (load_token() or {}).get("issuer", "")
     if not issuer:
@@ -392,53 +636,239 @@ def cmd_login(args, out: Output):
     )
 
 
+@command("logout", "forget the stored sign-in", "cpctl logout", local=True)
 def cmd_logout(args, out: Output):
     print("signed out" if forget_token() else "not signed in", file=sys.stderr)
 
 
-# ---- main --------------------------------------------------------------------------------
+def _set_context(parser):
+    parser.add_argument("name")
+    parser.add_argument("--base-url", dest="ctx_base_url", default=None, help="the API's address")
+    parser.add_argument("--namespace", dest="ctx_namespace", default=None, help="namespace to act in")
+    parser.add_argument("--api-key-stdin", action="store_true", help="read the credential from stdin (not argv)")
 
 
-def _credentials(args) -> tuple[str, str]:
-    token = args.api_key or os.environ.get("CP_API_KEY", "")
+@command(
+    "config set-context",
+    "create or change a context; the credential is read from stdin",
+    "cpctl config set-context dev --base-url http://127.0.0.1:8000 --api-key-stdin <key.txt",
+    _set_context,
+    local=True,
+)
+def config_set_context(args, out: Output):
+    data = _config.load()
+    context = data["contexts"].setdefault(args.name, {})
+    if args.ctx_base_url is not None:
+        context["base-url"] = check_base_url(args.ctx_base_url)
+    if args.ctx_namespace is not None:
+        context["namespace"] = args.ctx_namespace
+    if args.api_key_stdin:
+        context["api-key"] = check_credential(sys.stdin.read())
+    data.setdefault("current-context", args.name)
+    path = _config.save(data)
+    print(f"context {args.name} saved in {path}", file=sys.stderr)
+
+
+@command(
+    "config use-context",
+    "make a context the default",
+    "cpctl config use-context prod",
+    lambda p: p.add_argument("name"),
+    local=True,
+)
+def config_use_context(args, out: Output):
+    data = _config.load()
+    if args.name not in data["contexts"]:
+        raise UsageError(f"use-context: no context {args.name!r}; defined: {', '.join(data['contexts']) or 'none'}")
+    data["current-context"] = args.name
+    _config.save(data)
+    print(f"switched to context {args.name}", file=sys.stderr)
+
+
+@command("config get-contexts", "list contexts; * marks the current one", "cpctl config get-contexts", local=True)
+def config_get_contexts(args, out: Output):
+    data = _config.load()
+    rows = [
+        {
+            "current": name == data.get("current-context"),
+            "name": name,
+            "baseUrl": ctx.get("base-url", ""),
+            "namespace": ctx.get("namespace", ""),
+            "credential": bool(ctx.get("api-key")),
+        }
+        for name, ctx in sorted(data["contexts"].items())
+    ]
+    if out.format in ("json", "yaml"):
+        out.data(rows)
+        return
+    out.table(
+        [["CURRENT", "NAME", "BASE URL", "NAMESPACE", "CREDENTIAL"]]
+        + [
+            [
+                "*" if r["current"] else "",
+                r["name"],
+                r["baseUrl"],
+                r["namespace"] or "-",
+                "yes" if r["credential"] else "no",
+            ]
+            for r in rows
+        ]
+    )
+
+
+@command("config current-context", "print the current context's name", "cpctl config current-context", local=True)
+def config_current_context(args, out: Output):
+    name = _config.load().get("current-context", "")
+    if not name:
+        raise UsageError("current-context: none set; `cpctl config use-context NAME`")
+    print(name, file=out.out)
+
+
+@command(
+    "config delete-context",
+    "delete a context",
+    "cpctl config delete-context old",
+    lambda p: p.add_argument("name"),
+    local=True,
+)
+def config_delete_context(args, out: Output):
+    data = _config.load()
+    if data["contexts"].pop(args.name, None) is None:
+        raise UsageError(f"delete-context: no context {args.name!r}")
+    if data.get("current-context") == args.name:
+        data.pop("current-context")
+    _config.save(data)
+
+
+@command(
+    "completion",
+    "print the shell completion script for bash, zsh or fish",
+    'eval "$(cpctl completion bash)"   # in ~/.bashrc',
+    lambda p: p.add_argument("shell", choices=("bash", "zsh", "fish")),
+    local=True,
+)
+def cmd_completion(args, out: Output):
+    out.out.write(argcomplete.shellcode(["cpctl"], shell=args.shell))
+
+
+# ---- the parser ------------------------------------------------------------------------------
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"cpctl {__version__}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    codes = ", ".join(
+        f"{n} {' / '.join(c for c, v in EXIT_CODES.items() if v == n)}" for n in sorted(set(EXIT_CODES.values()))
+    )
+    parser = argparse.ArgumentParser(
+        prog="cpctl",
+        formatter_class=_Help,
+        description="Work with the container platform's control plane. The options below may also follow the "
+        "command.\n\nexample:\n  cpctl jobs ls -o wide",
+        epilog=f"exit codes: 0 ok, 1 other error, {USAGE} usage, {codes}\n"
+        "credentials: flags, then CP_BASE_URL / CP_API_KEY / CP_NAMESPACE, then the context, then `cpctl login`",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--base-url", default=None, help="API address (default: CP_BASE_URL, else the context)")
+    parser.add_argument(
+        "--api-key", default=None, help="cpk_ key or bearer token; prefer CP_API_KEY, argv is visible to `ps`"
+    )
+    parser.add_argument(
+        "--namespace", "-n", default=None, help="namespace to act in (default: the credential's only one)"
+    )
+    parser.add_argument(
+        "--context", default=None, help="context from the config file (default: CPCTL_CONTEXT, else current)"
+    )
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per call (Connect-Timeout-Ms)")
+    parser.add_argument("--output", "-o", choices=FORMATS, default="table", help="table (default), wide, json, yaml")
+    parser.add_argument("--json", dest="output", action="store_const", const="json", help="same as -o json")
+    parsers = {(): parser.add_subparsers(dest="command", required=True, metavar="COMMAND")}
+    for cmd in COMMANDS:
+        for depth in range(1, len(cmd.path)):
+            group = cmd.path[:depth]
+            if group not in parsers:
+                description = GROUPS[" ".join(group)]
+                group_parser = parsers[group[:-1]].add_parser(
+                    group[-1],
+                    help=description,
+                    description=f"{description}\n\nexample:\n  {cmd.example}",  # its first command's
+                    formatter_class=_Help,
+                )
+                parsers[group] = group_parser.add_subparsers(dest=f"verb{depth}", required=True, metavar="COMMAND")
+        sub = parsers[cmd.path[:-1]].add_parser(
+            cmd.path[-1],
+            help=cmd.help,
+            description=f"{cmd.help}\n\nexample:\n  {cmd.example}",
+            formatter_class=_Help,
+        )
+        cmd.arguments(sub)
+        sub.set_defaults(cmd=cmd)
+    return parser
+
+
+# ---- main ------------------------------------------------------------------------------------
+
+
+def _credentials(args) -> tuple[str, str, str | None]:
+    try:
+        _, context = _config.current(args.context or os.environ.get("CPCTL_CONTEXT"))
+    except KeyError as exc:
+        defined = ", ".join(_config.load()["contexts"]) or "none"
+        raise UsageError(
+            f"--context: no context {exc.args[0]!r} in {_config.config_path()}; defined: {defined}"
+        ) from None
+    token = args.api_key or os.environ.get("CP_API_KEY", "") or context.get("api-key", "")
     stored_base = ""
     if not token:
         token, record = bearer()
         stored_base = record.get("base_url", "")
-    base_url = args.base_url or os.environ.get("CP_BASE_URL", "") or stored_base
+    base_url = args.base_url or os.environ.get("CP_BASE_URL", "") or context.get("base-url", "") or stored_base
     if not base_url:
-        raise UsageError("--base-url: required (or set CP_BASE_URL), e.g. http://127.0.0.1:8000")
-    return base_url, token
+        raise UsageError("--base-url: required (or set CP_BASE_URL, or `cpctl config set-context`)")
+    namespace = args.namespace or os.environ.get("CP_NAMESPACE") or context.get("namespace") or None
+    return base_url, token, namespace
 
 
 def run(args, out: Output) -> None:
-    if getattr(args, "local", False):
-        args.action(args, out)
+    cmd: Command = args.cmd
+    if cmd.local:
+        cmd.run(args, out)
         return
-    base_url, token = _credentials(args)
-    if args.command == "admin":
+    base_url, token, namespace = _credentials(args)
+    if cmd.admin:
         client = AdminClient(base_url, token, timeout=args.timeout)
     else:
-        client = Client(base_url, token, namespace=args.namespace, timeout=args.timeout)
+        client = Client(base_url, token, namespace=namespace, timeout=args.timeout)
     with client:
-        if getattr(args, "raw", False):
-            args.action(client, args, out)
+        if cmd.raw:
+            cmd.run(client, args, out)
             return
-        result = args.action(client, args)
+        result = cmd.run(client, args)
         if isinstance(result, Message):
-            if out.json_mode or result.ByteSize():  # an empty acknowledgement prints nothing
-                out.one(result, _detail_fields(args.columns))
+            if result.ByteSize() or out.format in ("json", "yaml"):  # an empty acknowledgement prints nothing
+                out.one(result, cmd.view)
         elif isinstance(result, str):
-            print(json.dumps({"value": result}) if out.json_mode else result, file=out.out)
+            if out.format in ("json", "yaml"):
+                out.data({"value": result})
+            else:
+                print(result, file=out.out)
         elif result is not None:
-            out.rows(result, args.columns)
+            out.rows(result, cmd.view)
 
 
-GLOBAL_VALUE_FLAGS = ("--base-url", "--api-key", "--namespace", "--timeout")
+GLOBAL_VALUE_FLAGS = ("--base-url", "--api-key", "--namespace", "-n", "--context", "--timeout", "--output", "-o")
 
 
 def hoist_global_flags(argv: list[str]) -> list[str]:
-    """Lets the global flags stand anywhere (`cpctl jobs ls --json`), not only first; never
+    """Lets the global flags stand anywhere (`cpctl jobs ls -o json`), not only first; never
     past `--`, where the job's own command begins."""
     front, rest = [], []
     i = 0
@@ -447,9 +877,9 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
         if arg == "--":
             rest += argv[i:]
             break
-        if arg == "--json" or arg.startswith(tuple(f"{f}=" for f in GLOBAL_VALUE_FLAGS)):
+        if arg == "--json" or arg.startswith(tuple(f"{f}=" for f in GLOBAL_VALUE_FLAGS if f.startswith("--"))):
             front.append(arg)
-        elif arg in GLOBAL_VALUE_FLAGS and i + 1 < len(argv):
+        elif arg in GLOBAL_VALUE_FLAGS and i + 1 < len(argv) and not _own_flag(rest, arg):
             front += [arg, argv[i + 1]]
             i += 1
         else:
@@ -458,22 +888,33 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
     return front + rest
 
 
+def _own_flag(words: list[str], flag: str) -> bool:
+    """`config set-context --base-url/--namespace` set the context's own values."""
+    return flag in ("--base-url", "--namespace") and words[:2] == ["config", "set-context"]
+
+
+def _redact(text: str, secret: str) -> str:
+    return text.replace(secret, "[credential]") if secret else text
+
+
 def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argcomplete.autocomplete(parser)  # answers the shell's completion request and exits
     argv = hoist_global_flags(sys.argv[1:] if argv is None else argv)
     # Everything after `--` is the job's command, options included (argparse would not
     # hand them to a positional that already matched nothing).
     tail = argv[argv.index("--") + 1 :] if "--" in argv else None
-    parser = build_parser()
     args = parser.parse_args(argv[: argv.index("--")] if tail is not None else argv)
     if tail is not None:
-        if not hasattr(args, "cmd"):
+        if getattr(args, "cmd", None) is None or args.cmd.path != ("jobs", "run"):
             parser.error("`--` is only for `cpctl jobs run IMAGE -- CMD…`")
-        args.cmd = [*args.cmd, *tail]
-    out = Output(args.json)
+        args.command_args = [*args.command_args, *tail]
+    out = Output(args.output)
+    secret = (args.api_key or os.environ.get("CP_API_KEY", "")).strip()
     try:
         run(args, out)
     except errors.Error as exc:
-        print(f"cpctl: {exc.code}: {exc.message}", file=sys.stderr)
+        print(_redact(f"cpctl: {exc.code}: {exc.message}", secret), file=sys.stderr)
         for violation in exc.field_violations:
             print(f"  field {violation.field}: {violation.description}", file=sys.stderr)
         for violation in exc.quota_violations:
@@ -485,8 +926,8 @@ def main(argv: list[str] | None = None) -> int:
     except LoginError as exc:
         print(f"cpctl: {exc}", file=sys.stderr)
         return EXIT_CODES["unauthenticated"]
-    except ValueError as exc:  # e.g. no single namespace to act in
-        print(f"cpctl: {exc}", file=sys.stderr)
+    except (ValueError, TypeError) as exc:  # a ConfigurationError: no single namespace, a bad URL or key
+        print(_redact(f"cpctl: {exc}", secret), file=sys.stderr)
         return USAGE
     except BrokenPipeError:  # `cpctl uploads ls … | head`
         return 0

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
+import urllib.parse
 
 from ._gen.containers.api.v1 import identity_pb2
-from ._transport import IDENTITY, AsyncTransport, RetryPolicy, SyncTransport
+from ._transport import AsyncTransport, RetryPolicy, SyncTransport
 from .admin import AdminMethods
+from .errors import ConfigurationError
 from .resources import Egress, Environments, Jobs, Sandboxes, Uploads, Workspaces
 
 DEFAULT_TIMEOUT = 30.0  # seconds per attempt, sent as Connect-Timeout-Ms
@@ -28,10 +31,8 @@ class _Connected:
         timeout: float | None = DEFAULT_TIMEOUT,
         retry: RetryPolicy = DEFAULT_RETRY,
     ):
-        base_url = base_url or os.environ.get("CP_BASE_URL", "")
-        if not base_url:
-            raise ValueError("base_url is required (or set CP_BASE_URL), e.g. http://127.0.0.1:8000")
-        token = api_key or os.environ.get("CP_API_KEY") or None
+        base_url = check_base_url(base_url or os.environ.get("CP_BASE_URL", ""))
+        token = check_credential(api_key or os.environ.get("CP_API_KEY") or "") or None
         if self._scoped:
             namespace = namespace or os.environ.get("CP_NAMESPACE") or None
         elif namespace:
@@ -40,6 +41,36 @@ class _Connected:
             base_url, token, namespace=namespace, timeout=timeout, retry=retry, scoped=self._scoped
         )
         super().__init__(transport)
+
+
+# What an HTTP header value may carry, minus spaces: a key or a JWT is visible ASCII.
+_TOKEN = re.compile(r"[\x21-\x7e]+")
+
+
+def check_base_url(base_url: str) -> str:
+    """`http(s)://host[:port][/prefix]`, or ConfigurationError naming the fix (not retried)."""
+    base_url = base_url.strip()
+    if not base_url:
+        raise ConfigurationError("base_url is required (or set CP_BASE_URL), e.g. http://127.0.0.1:8000")
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigurationError(
+            f"base_url {base_url!r} is not an http:// or https:// address; e.g. http://{base_url.split('://')[-1]}"
+        )
+    return base_url
+
+
+def check_credential(token: str) -> str:
+    """The credential without surrounding whitespace (a trailing newline from a file or a
+    Kubernetes secret); anything else a header cannot carry is refused without echoing it."""
+    token = token.strip()
+    if token and not _TOKEN.fullmatch(token):
+        position = next(i for i, c in enumerate(token) if not _TOKEN.fullmatch(c))
+        raise ConfigurationError(
+            f"api_key: character {position + 1} of {len(token)} is not visible ASCII "
+            "(a key or a JWT never has spaces or control characters); check where it was read from"
+        )
+    return token
 
 
 class _SyncLifecycle:
@@ -77,8 +108,14 @@ class _Scoped:
         self.uploads = Uploads(transport)
 
     def whoami(self) -> identity_pb2.WhoAmIResponse:
-        """The caller as the server resolved it (awaitable on AsyncClient)."""
-        return self._transport.call(IDENTITY, "WhoAmI", identity_pb2.WhoAmIRequest())
+        """The caller as the server resolved it (awaitable on AsyncClient). A credential with a
+        role in exactly one namespace makes that the client's namespace, with no second call."""
+        return self._transport.whoami()
+
+    def resolve_namespace(self) -> str:
+        """The namespace calls act in, asking WhoAmI once if it is not known (awaitable on
+        AsyncClient). ConfigurationError when the credential holds roles in several."""
+        return self._transport.resolve_namespace()
 
 
 class Client(_Connected, _SyncLifecycle, _Scoped):
@@ -96,6 +133,7 @@ class Client(_Connected, _SyncLifecycle, _Scoped):
 
     @property
     def namespace(self) -> str:
+        """The namespace calls act in (asks WhoAmI on first use; see resolve_namespace)."""
         return self._transport.resolve_namespace()
 
 
@@ -105,8 +143,15 @@ class AsyncClient(_Connected, _AsyncLifecycle, _Scoped):
     _transport_class = AsyncTransport
     _scoped = True
 
-    async def namespace(self) -> str:
-        return await self._transport.resolve_namespace()
+    @property
+    def namespace(self) -> str:
+        """The namespace calls act in, as on Client; a property cannot await WhoAmI, so before
+        the first call (or `await client.resolve_namespace()`) it is known only when given."""
+        if self._transport.namespace is None:
+            raise ConfigurationError(
+                "namespace not known yet: `await client.resolve_namespace()` first, or pass namespace="
+            )
+        return self._transport.namespace
 
 
 class AdminClient(_Connected, _SyncLifecycle, AdminMethods):

@@ -41,6 +41,13 @@ class RawDetail:
     value: bytes
 
 
+class ConfigurationError(ValueError):
+    """The client was set up wrongly (base URL, credential, namespace); no call was made.
+
+    Never carries the credential: a message names what is wrong with it, not its value.
+    """
+
+
 class Error(Exception):
     """Base of every error the SDK raises for a failed call."""
 
@@ -63,7 +70,7 @@ class Error(Exception):
 
     @property
     def quota_violations(self) -> list[QuotaViolation]:
-        """From google.rpc.QuotaFailure details: e.g. subject namespace:team-a/max_sandboxes."""
+        """From google.rpc.QuotaFailure details: e.g. subject `namespace:team-a/maxSandboxes`."""
         return [
             QuotaViolation(v.subject, v.description)
             for d in self.details

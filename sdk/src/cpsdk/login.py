@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import secrets
 import sys
 import threading
@@ -26,15 +25,13 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+from ._config import config_dir, write_private
+
 EXPIRY_MARGIN = 30  # seconds: refresh a token this close to expiry
 
 
 class LoginError(Exception):
     """Sign-in failed or no usable token is stored; the message says what to do."""
-
-
-def config_dir() -> Path:
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "cpctl"
 
 
 def token_path() -> Path:
@@ -43,12 +40,7 @@ def token_path() -> Path:
 
 def save_token(data: dict) -> Path:
     path = token_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    # Created 0600 from the start (no window where another user could read it).
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as file:
-        json.dump(data, file)
-    os.chmod(path, 0o600)
+    write_private(path, json.dumps(data))
     return path
 
 

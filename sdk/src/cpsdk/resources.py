@@ -31,7 +31,11 @@ class Jobs(_Resource):
     service = job_pb2.DESCRIPTOR.services_by_name["JobService"]
 
     def run(self, image: str, command: Iterable[str] = (), env: Mapping[str, str] | None = None):
-        """Runs `command` in `image`; returns the Job (QUEUED until a runtime picks it up)."""
+        """Runs `command` (a list of arguments, as for exec) in `image`; returns the Job
+        (QUEUED until a runtime picks it up). A string is refused: pass ["sh", "-c", "..."]
+        for a shell line, or shlex.split() it."""
+        if isinstance(command, (str, bytes)):
+            raise TypeError('command must be a list of arguments, e.g. ["echo", "hi"], not a string')
         return self._call("RunJob", job_pb2.RunJobRequest(image=image, command=list(command), env=env or {}), "job")
 
     def get(self, job_id: str):

@@ -7,14 +7,17 @@ CONSOLE_SCREENSHOTS=DIR keeps a full-page PNG of every page visited, to look at.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib import admin
 from django.test import override_settings
 from django.urls import reverse
+from django.utils import timezone
 
-from apikeys.services import issue_api_key
+from apikeys.models import ApiKey
+from apikeys.services import issue_api_key, revoke_api_key
 from audit.services import record
 from controlplane.auth import Role
 from tests.conftest import SYSTEM
@@ -39,6 +42,31 @@ OVERFLOW = """() => {
     }
   }
   return wide;
+}"""
+# A table wider than the box it sits in: cut off (overflow hidden) or spilling over.
+WIDE_TABLES = """() => {
+  const wide = [];
+  for (const table of document.querySelectorAll('#content table')) {
+    const box = table.parentElement;
+    if (table.getBoundingClientRect().right > box.getBoundingClientRect().right + 1) {
+      const width = Math.round(table.getBoundingClientRect().width);
+      wide.push(`${table.id || 'table'}: ${width} px in ${box.clientWidth} px`);
+    }
+  }
+  return wide;
+}"""
+# A short value in a list cell ("viewer-demo", a date) set on more than two lines.
+SQUEEZED_CELLS = """() => {
+  const squeezed = [];
+  for (const cell of document.querySelectorAll('#result_list td')) {
+    const text = cell.innerText.trim();
+    if (!text || text.length > 40) continue;
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+    if (lines.size > 2) squeezed.push(`${cell.className}: ${text} on ${lines.size} lines`);
+  }
+  return squeezed;
 }"""
 # UUIDs (and ids like them) set on more than one line.
 WRAPPED_IDS = """() => {
@@ -76,7 +104,14 @@ def console_world(transactional_db, admin_user):
     with override_settings(**BACKEND_SETTINGS):
         world.build(attach_own_workspace=True)
     containers_backends._instance.cache_clear()
-    issue_api_key(actor=SYSTEM, namespace="team-a", name="deploy bot for the nightly release", role=Role.OPERATOR)
+    # Keys as an operator has them: expiring, used, named like people name them, in every state.
+    soon = timezone.now() + timedelta(days=90)
+    for name, role in (("deploy bot for the nightly release", Role.OPERATOR), ("viewer-demo", Role.VIEWER),
+                       ("ci-github-actions-main-branch", Role.ADMIN)):  # fmt: skip
+        key, _ = issue_api_key(actor=SYSTEM, namespace="team-a", name=name, role=role, expires_at=soon)
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timedelta(minutes=3))
+    revoked, _ = issue_api_key(actor=SYSTEM, namespace="team-a", name="old-laptop", role=Role.ADMIN, expires_at=soon)
+    revoke_api_key(actor=SYSTEM, key_id=revoked.key_id)
     record(
         actor=SYSTEM,
         action="namespace.update",
@@ -141,6 +176,8 @@ def test_every_console_page_fits_1280_px(signed_in, live_server, tmp_path):
         signed_in.screenshot(path=str(shots / f"{name}.png"), full_page=True)
         found = [f"overflow {box}" for box in signed_in.evaluate(OVERFLOW)]
         found += [f"wrapped id {value}" for value in signed_in.evaluate(WRAPPED_IDS)]
+        found += [f"wide table {table}" for table in signed_in.evaluate(WIDE_TABLES)]
+        found += [f"squeezed cell {cell}" for cell in signed_in.evaluate(SQUEEZED_CELLS)]
         trail = signed_in.locator(".breadcrumbs")
         crumbs = [crumb.strip() for crumb in trail.inner_text().split("›")] if trail.count() else []
         if len(crumbs) != len(set(crumbs)):

@@ -74,15 +74,15 @@ def test_cpctl_login_whoami_refresh_logout(browser, cli_env, transactional_db, b
 
     # bob is in team-a-operators, bound to OPERATOR in team-a (and in no group of team-b).
     out = cpctl(cli_env, "whoami").stdout
-    assert "subject     bob" in out and "kind        user" in out
-    assert "namespaces  team-a=OPERATOR" in out
+    assert "Subject     bob" in out and "Kind        user" in out
+    assert "Namespaces  team-a=operator" in out
     job = json.loads(cpctl(cli_env, "jobs", "run", "busybox:1.36", "--json", "--", "true").stdout)
     assert job["namespace"] == "team-a" and job["createdBy"] == f"oidc:{oidc_provider.issuer}#bob"
     assert cpctl(cli_env, "admin", "ns", "get", "team-a", expect=5).stderr.startswith("cpctl: permission_denied")
 
     # An expired access token is refreshed with the refresh token, and stored again 0600.
     token_file.write_text(json.dumps({**stored, "expires_at": int(time.time()) - 1}))
-    assert "subject     bob" in cpctl(cli_env, "whoami").stdout
+    assert "Subject     bob" in cpctl(cli_env, "whoami").stdout
     refreshed = json.loads(token_file.read_text())
     assert refreshed["access_token"] != stored["access_token"]
     assert refreshed["expires_at"] > time.time() + 60
