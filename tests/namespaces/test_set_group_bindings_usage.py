@@ -28,7 +28,7 @@ def test_bad_arguments_exit_2_before_any_database_access(args):
 
 
 def test_a_refused_change_exits_1(transactional_db):
-    from tests import live
+    from tests.support import live
 
     env = {"DATABASE_URL": live.test_database_url(), "PATH": "/usr/bin:/bin"}
     result = subprocess.run(

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from controlplane.auth import Role
-from tests import live
 from tests.conftest import ROOT
+from tests.support import live
 
 pytestmark = pytest.mark.e2e
 
