@@ -1,0 +1,130 @@
+"""The podman engine: podman's REST API (`podman system service`) through podman-py.
+
+podman-py 5.8 against podman 4.3's API: create/start/wait/logs/stop/remove/list/inspect work as
+documented; `images.pull` does not raise when the pull fails (4.3 reports the failure inside
+the progress stream), so `pull` reads that stream itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import podman
+from podman import errors as podman_errors
+
+from .base import Container, ContainerSpec, EngineError, ExitStatus, Image, ImageNotFound
+
+CPU_PERIOD = 100_000  # microseconds; the CFS quota is milli_cpus * CPU_PERIOD / 1000
+
+
+def default_socket() -> str:
+    return "/run/podman/podman.sock"
+
+
+class PodmanEngine:
+    name = "podman"
+
+    def __init__(self, socket_path: str | None = None, timeout: float = 60.0):
+        self.base_url = f"unix://{socket_path or default_socket()}"
+        self.timeout = timeout
+        # One client per thread: podman-py's requests session is not documented thread-safe.
+        self._local = threading.local()
+
+    @property
+    def client(self) -> podman.PodmanClient:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = podman.PodmanClient(base_url=self.base_url, timeout=self.timeout)
+        return client
+
+    def version(self) -> str:
+        try:
+            return f"podman {self.client.version()['Version']}"
+        except Exception as exc:
+            raise EngineError(f"podman's API at {self.base_url} does not answer: {exc}") from None
+
+    def start(self, spec: ContainerSpec) -> str:
+        options: dict = {"labels": spec.labels, "environment": spec.env, "name": spec.name}
+        if spec.command:
+            options["command"] = spec.command
+        if spec.limits.memory_bytes:
+            options["mem_limit"] = spec.limits.memory_bytes
+        if spec.limits.milli_cpus:
+            options["cpu_period"] = CPU_PERIOD
+            options["cpu_quota"] = spec.limits.milli_cpus * CPU_PERIOD // 1000
+        if spec.limits.max_pids:
+            options["pids_limit"] = spec.limits.max_pids
+        if spec.network:
+            options["network_mode"] = spec.network
+        self.image(spec.image)  # a clear ImageNotFound rather than create's generic 500
+        try:
+            container = self.client.containers.create(spec.image, **options)
+        except podman_errors.APIError as exc:
+            raise EngineError(f"podman could not create the container: {exc.explanation or exc}") from None
+        try:
+            container.start()
+        except podman_errors.APIError as exc:
+            self.remove(container.id)
+            raise EngineError(f"podman could not start the container: {exc.explanation or exc}") from None
+        return container.id
+
+    def _get(self, container_id: str):
+        return self.client.containers.get(container_id)
+
+    def wait(self, container_id: str) -> ExitStatus:
+        try:
+            code = self._get(container_id).wait(condition="exited")
+        except podman_errors.NotFound:
+            raise EngineError(f"container {container_id[:12]} is gone") from None
+        # podman reports a process killed by signal N as 128 + N (as a shell does).
+        return ExitStatus(exit_code=code, signal=code - 128 if 128 < code <= 128 + 64 else 0)
+
+    def logs(self, container_id: str) -> Iterator[bytes]:
+        try:
+            yield from self._get(container_id).logs(stream=True, follow=True, stdout=True, stderr=True)
+        except podman_errors.NotFound:
+            return
+
+    def stop(self, container_id: str, grace: float) -> None:
+        try:
+            self._get(container_id).stop(timeout=max(0, round(grace)))
+        except podman_errors.NotFound:
+            return
+        except podman_errors.APIError as exc:
+            raise EngineError(f"podman could not stop {container_id[:12]}: {exc.explanation or exc}") from None
+
+    def remove(self, container_id: str) -> None:
+        # podman-py's remove() has no timeout: a forced removal would send SIGTERM and wait the
+        # container's stop timeout (10 s) before SIGKILL. timeout=0: SIGKILL at once.
+        response = self.client.api.delete(f"/containers/{container_id}", params={"force": True, "timeout": 0})
+        if response.status_code == 404:
+            return
+        try:
+            response.raise_for_status()
+        except podman_errors.APIError as exc:
+            raise EngineError(f"podman could not remove {container_id[:12]}: {exc.explanation or exc}") from None
+
+    def list(self, labels: dict[str, str]) -> list[Container]:
+        found = self.client.containers.list(all=True, filters=[f"label={k}={v}" for k, v in labels.items()])
+        containers = [Container(id=c.id, labels=dict(c.labels or {})) for c in found]
+        # Filters on one key may be OR'ed by some podman versions: keep only full matches.
+        return [c for c in containers if all(c.labels.get(k) == v for k, v in labels.items())]
+
+    def image(self, ref: str) -> Image:
+        try:
+            image = self.client.images.get(ref)
+        except podman_errors.ImageNotFound:
+            raise ImageNotFound(f"image {ref} is not present on this runner") from None
+        return Image(id=image.id, digest=image.attrs.get("Digest") or "")
+
+    def pull(self, ref: str) -> Image:
+        failure = ""
+        try:
+            for event in self.client.images.pull(ref, stream=True, decode=True):
+                failure = event.get("error") or failure
+        except podman_errors.APIError as exc:
+            failure = str(exc.explanation or exc)
+        if failure:
+            raise ImageNotFound(f"image {ref} could not be pulled: {failure}")
+        return self.image(ref)
