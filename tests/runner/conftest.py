@@ -115,8 +115,8 @@ def start_runner(tmp_path, runner_name):
     runner_name's clean-up removes what it left)."""
     started: list[RunnerProcess] = []
 
-    def start(url: str, name: str, *args: str) -> RunnerProcess:
-        runner = RunnerProcess(url, name, *args, log_path=tmp_path / f"runner-{len(started)}.log").start()
+    def start(url: str, name: str, *args: str, key: str = KEY) -> RunnerProcess:
+        runner = RunnerProcess(url, name, *args, key=key, log_path=tmp_path / f"runner-{len(started)}.log").start()
         started.append(runner)
         return runner
 

@@ -231,3 +231,11 @@ def test_the_process_engine_runs_jobs_when_allowed(fresh_control_plane, start_ru
     finished = fresh_control_plane.wait_finished(cancelled)
     assert (finished.result, finished.signal) == (pb.RESULT_CANCELLED, 15)
     assert list((tmp_path / "state").iterdir()) == []  # nothing left behind
+
+
+def test_a_refused_key_stops_the_runner(fresh_control_plane, start_runner, runner_name, podman_socket):
+    args = ("--engine", "podman", "--podman-socket", podman_socket)
+    runner = start_runner(fresh_control_plane.url, runner_name, *args, key="cpk_revoked-key")
+    assert runner.wait(timeout=15) == 1
+    assert "the control plane refused this runner's key (unauthenticated: a runner key is required)" in runner.log()
+    assert "cpk_revoked-key" not in runner.log()

@@ -39,6 +39,8 @@ TRANSIENT = (
     errors.Internal,
     errors.Unknown,
 )
+# The key is revoked or not a runner key: leases held with it are over.
+REFUSED = (errors.Unauthenticated, errors.PermissionDenied)
 LOG_CHUNK = 1 << 20  # AppendLogs' limit per call
 FINISH_RETRY_SECONDS = 900  # past this the lease has long expired: the control plane decides
 KIND_NAMES = {pb.WORK_KIND_JOB: "job", pb.WORK_KIND_SANDBOX: "sandbox", pb.WORK_KIND_BUILD: "build"}
@@ -99,6 +101,7 @@ class Runner:
         self.stopping = threading.Event()  # no new work
         self.releasing = threading.Event()  # hand back running work now
         self.held: dict[str, WorkRun] = {}
+        self.refused = False  # the control plane refused the key: exit 1
         self._held_lock = threading.Lock()
         self.version = f"cprunner {__version__} {self.engine.version()} on {socket.gethostname()}"
 
@@ -153,7 +156,7 @@ class Runner:
             slot.join(self.config.poll_seconds + self.config.request_timeout)
         self.client.close()
         log.info("runner %s stopped", self.config.name)
-        return 0
+        return 1 if self.refused else 0
 
     def shutdown(self) -> None:
         """Stop taking work; running work may finish within shutdown_grace. Twice: release now."""
@@ -192,6 +195,12 @@ class Runner:
                     ),
                     give_up=self.stopping.is_set,
                 )
+            except REFUSED as exc:
+                # The key was revoked (or is not a runner key): running on would only fail again.
+                log.error("the control plane refused this runner's key (%s); stopping", exc)
+                self.refused = True
+                self.shutdown()
+                return
             except (errors.Error, LeaseLost) as exc:
                 if self.stopping.is_set():
                     return
@@ -248,6 +257,9 @@ class WorkRun:
         except LeaseLost as exc:
             self.lose_lease(str(exc))
             raise
+        except REFUSED as exc:  # revoking a runner's key ends its leases
+            self.lose_lease(str(exc))
+            raise LeaseLost(str(exc)) from None
 
     def lose_lease(self, why: str) -> None:
         if self.lease_lost.is_set():
@@ -256,7 +268,10 @@ class WorkRun:
         self.lease_lost.set()
         self.changed.set()
         if self.container_id is not None:
-            self.engine.remove(self.container_id)
+            try:
+                self.engine.remove(self.container_id)
+            except EngineError as exc:  # the sweep after this work ends tries again
+                log.error("work %s: %s", self.work.work_id, exc)
 
     # -- the work ---------------------------------------------------------------------------
 
@@ -378,8 +393,8 @@ class WorkRun:
     def _wait(self) -> None:
         try:
             self.status = self.engine.wait(self.container_id)
-        except EngineError as exc:
-            log.warning("work %s: %s", self.work.work_id, exc)
+        except Exception as exc:  # the slot must learn that waiting is over, whatever happened
+            log.warning("work %s: waiting for its container failed: %s", self.work.work_id, exc)
         self.exited.set()
         self.changed.set()
 

@@ -77,6 +77,8 @@ class PodmanEngine:
             code = self._get(container_id).wait(condition="exited")
         except podman_errors.NotFound:
             raise EngineError(f"container {container_id[:12]} is gone") from None
+        except podman_errors.APIError as exc:
+            raise EngineError(f"podman could not wait for {container_id[:12]}: {exc.explanation or exc}") from None
         # podman reports a process killed by signal N as 128 + N (as a shell does).
         return ExitStatus(exit_code=code, signal=code - 128 if 128 < code <= 128 + 64 else 0)
 
