@@ -22,8 +22,8 @@ from cpsdk._gen.containers.runtime.v1.runner_connect import RunnerServiceWSGIApp
 from google.protobuf import duration_pb2, timestamp_pb2
 
 from tests.live import free_port
+from tests.runner.support import IMAGE
 
-IMAGE = "localhost/cp-busybox:latest"
 KEY = "cpk_runner-test-key"  # the fake checks it: a runner that sends no key is refused
 
 

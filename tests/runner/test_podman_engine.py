@@ -10,7 +10,7 @@ from cprunner.cli import containers_conf
 from cprunner.engines import ContainerSpec, ImageNotFound, Limits
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK, Config, Runner
 
-from tests.runner.fake_control_plane import IMAGE
+from tests.runner.support import IMAGE
 
 
 def spec(runner_name: str, command: list[str], **fields) -> ContainerSpec:

@@ -13,19 +13,18 @@ import pytest
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK
 from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 
-from tests.runner.fake_control_plane import FakeControlPlane
+from tests.runner.fake_control_plane import KEY, FakeControlPlane
+from tests.runner.support import RunnerProcess
 
 
 @pytest.fixture(scope="module")
 def shared_runner(control_plane, podman_socket, engine, tmp_path_factory):
-    from tests.runner.conftest import RunnerProcess
-
     name = "test-shared-runner"
     for container in engine.list({LABEL_RUNNER: name}):
         engine.remove(container.id)
     log_path = tmp_path_factory.mktemp("runner") / "runner.log"
     runner = RunnerProcess(
-        control_plane.url, name, "--engine", "podman", "--podman-socket", podman_socket, "--concurrency", "2",
+        control_plane.url, KEY, name, "--engine", "podman", "--podman-socket", podman_socket, "--concurrency", "2",
         "--shutdown-grace", "1", log_path=log_path,
     ).start()  # fmt: skip
     yield runner
