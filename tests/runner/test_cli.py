@@ -47,6 +47,7 @@ def test_bad_values_are_usage_errors():
         (("--concurrency", "0"), "must be at least 1, not 0"),
         (("--kinds", "job,vm"), "kinds are a comma-separated subset of job,sandbox,build"),
         (("--engine", "docker"), "invalid choice: 'docker'"),
+        (("--poll-seconds", "30"), "must be 1..20 (the server waits at most 20 s), not 30"),
     ]:
         result = cprunner("--engine", "podman", *args, CP_URL="http://127.0.0.1:9", CP_RUNNER_KEY=KEY)
         assert result.returncode == 2, args

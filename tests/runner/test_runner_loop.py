@@ -138,10 +138,14 @@ def test_builds_resolve_the_image_per_pull_policy(control_plane, shared_runner, 
 
 
 def test_a_missing_image_fails_the_job_with_a_reason(control_plane, shared_runner):
-    work_id = control_plane.add(command=["true"], image="localhost/cp-missing:latest")
-    finished = control_plane.wait_finished(work_id)
+    never = control_plane.add(command=["true"], image="localhost/cp-missing:latest", pull_policy="never")
+    missing = control_plane.add(command=["true"], image="localhost/cp-missing:latest")  # pulled when absent
+    finished = control_plane.wait_finished(never)
     assert finished.result == pb.RESULT_ERROR
-    assert "localhost/cp-missing:latest is not present" in finished.reason
+    assert finished.reason == "image localhost/cp-missing:latest is not present on this runner"
+    finished = control_plane.wait_finished(missing)
+    assert finished.result == pb.RESULT_ERROR
+    assert finished.reason.startswith("image localhost/cp-missing:latest could not be pulled: ")
 
 
 def test_the_control_plane_down_mid_job_loses_nothing(control_plane, shared_runner):

@@ -44,6 +44,13 @@ def _positive(value: str) -> int:
     return number
 
 
+def _poll_seconds(value: str) -> int:
+    number = int(value)
+    if not 1 <= number <= 20:
+        raise argparse.ArgumentTypeError(f"must be 1..20 (the server waits at most 20 s), not {number}")
+    return number
+
+
 def _kinds(value: str) -> tuple[int, ...]:
     names = [name.strip() for name in value.split(",") if name.strip()]
     unknown = [name for name in names if name not in KINDS_BY_NAME]
@@ -73,7 +80,9 @@ def run_parser() -> argparse.ArgumentParser:
         help="labels this runner's containers (default: the host name; env CP_RUNNER_NAME). Keep it unique "
         "per engine and stable across restarts: a starting runner removes containers of its name",
     )
-    parser.add_argument("--kinds", type=_kinds, default=(), help="job,sandbox,build (default: all)")
+    parser.add_argument(
+        "--kinds", type=_kinds, default=(), help="job,sandbox,build (default: all; job,sandbox for the process engine)"
+    )
     parser.add_argument(
         "--container-url",
         default=env("CP_CONTAINER_URL", ""),
@@ -90,7 +99,9 @@ def run_parser() -> argparse.ArgumentParser:
         default=env("CP_RUNNER_STATE_DIR", ""),
         help="process engine: where it records its processes (default ~/.local/state/cprunner/NAME)",
     )
-    parser.add_argument("--poll-seconds", type=int, default=20, choices=range(1, 21), metavar="1..20")
+    parser.add_argument(
+        "--poll-seconds", type=_poll_seconds, default=20, metavar="1..20", help="AcquireWork's long poll (default 20)"
+    )
     parser.add_argument(
         "--shutdown-grace",
         type=float,
@@ -119,6 +130,7 @@ def build_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> C
             )
         state = args.state_dir or str(Path.home() / ".local" / "state" / "cprunner" / args.name)
         engine = ProcessEngine(state)
+        args.kinds = args.kinds or (KINDS_BY_NAME["job"], KINDS_BY_NAME["sandbox"])  # it builds nothing
     else:
         engine = PodmanEngine(args.podman_socket)
     return Config(

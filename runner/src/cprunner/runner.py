@@ -26,7 +26,7 @@ from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 from cpsdk.runtime import RunnerClient
 
 from . import __version__
-from .engines import ContainerSpec, Engine, EngineError, ExitStatus, ImageNotFound, Limits
+from .engines import ContainerSpec, Engine, EngineError, ExitStatus, Image, ImageNotFound, Limits
 
 log = logging.getLogger("cprunner")
 
@@ -41,7 +41,8 @@ TRANSIENT = (
 )
 # The key is revoked or not a runner key: leases held with it are over.
 REFUSED = (errors.Unauthenticated, errors.PermissionDenied)
-LOG_CHUNK = 1 << 20  # AppendLogs' limit per call
+LOG_CHUNK = 1 << 20
+MAX_REASON = 1000  # FinishWorkRequest.reason's limit; engine messages can be longer  # AppendLogs' limit per call
 FINISH_RETRY_SECONDS = 900  # past this the lease has long expired: the control plane decides
 KIND_NAMES = {pb.WORK_KIND_JOB: "job", pb.WORK_KIND_SANDBOX: "sandbox", pb.WORK_KIND_BUILD: "build"}
 KINDS_BY_NAME = {name: kind for kind, name in KIND_NAMES.items()}
@@ -84,6 +85,22 @@ class Outcome:
     image_digest: str = ""
 
 
+def resolve_image(engine: Engine, ref: str, policy: str) -> Image:
+    """The image per pull policy: "always" pulls, "never" takes the local one, "missing" (the
+    default, as `podman run`) pulls only when it is absent. EngineError / ImageNotFound."""
+    policy = policy or "missing"
+    if policy == "always":
+        return engine.pull(ref)
+    if policy == "never":
+        return engine.image(ref)
+    if policy == "missing":
+        try:
+            return engine.image(ref)
+        except ImageNotFound:
+            return engine.pull(ref)
+    raise EngineError(f"unknown pull policy {policy!r}: always, missing or never")
+
+
 def lease_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()[:16]
 
@@ -103,7 +120,7 @@ class Runner:
         self.held: dict[str, WorkRun] = {}
         self.refused = False  # the control plane refused the key: exit 1
         self._held_lock = threading.Lock()
-        self.version = f"cprunner {__version__} {self.engine.version()} on {socket.gethostname()}"
+        self.version = f"cprunner {__version__} {self.engine.version()} on {socket.gethostname()}"[:200]
 
     # -- control-plane calls -------------------------------------------------------------
 
@@ -307,7 +324,7 @@ class WorkRun:
                     outcome.result,
                     exit_code=outcome.exit_code,
                     signal=outcome.signal,
-                    reason=outcome.reason,
+                    reason=outcome.reason[:MAX_REASON],
                     image_digest=outcome.image_digest,
                 ),
                 max_seconds=FINISH_RETRY_SECONDS,
@@ -324,19 +341,8 @@ class WorkRun:
         )
 
     def _build(self) -> Outcome:
-        ref, policy = self.work.image, self.work.pull_policy or "missing"
         try:
-            if policy == "always":
-                image = self.engine.pull(ref)
-            elif policy == "never":
-                image = self.engine.image(ref)
-            elif policy == "missing":
-                try:
-                    image = self.engine.image(ref)
-                except ImageNotFound:
-                    image = self.engine.pull(ref)
-            else:
-                return Outcome(pb.RESULT_ERROR, reason=f"unknown pull policy {policy!r} (always, missing or never)")
+            image = resolve_image(self.engine, self.work.image, self.work.pull_policy)
         except EngineError as exc:
             return Outcome(pb.RESULT_ERROR, reason=str(exc))
         return Outcome(pb.RESULT_BUILT, image_digest=image.digest or f"sha256:{image.id}")
@@ -371,6 +377,8 @@ class WorkRun:
     def _run_container(self) -> Outcome | None:
         work = self.work
         try:
+            if self.engine.images:
+                resolve_image(self.engine, work.image, work.pull_policy)
             self.container_id = self.engine.start(self._spec())
         except EngineError as exc:
             return Outcome(pb.RESULT_ERROR, reason=str(exc))

@@ -60,6 +60,7 @@ class Image:
 
 class Engine(Protocol):
     name: str
+    images: bool  # False: the engine ignores images (no pull policy, no builds)
 
     def version(self) -> str:
         """A short description for operators, e.g. "podman 4.3.1"."""

@@ -24,6 +24,7 @@ def default_socket() -> str:
 
 class PodmanEngine:
     name = "podman"
+    images = True
 
     def __init__(self, socket_path: str | None = None, timeout: float = 60.0):
         self.base_url = f"unix://{socket_path or default_socket()}"

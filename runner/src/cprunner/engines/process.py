@@ -38,6 +38,7 @@ def _start_time(pid: int) -> str | None:
 
 class ProcessEngine:
     name = "process"
+    images = False
 
     def __init__(self, state_dir: str):
         self.state_dir = Path(state_dir)
