@@ -7,7 +7,7 @@ import time
 
 import pytest
 from cprunner.cli import containers_conf
-from cprunner.engines import ContainerSpec, ImageNotFound, Limits
+from cprunner.engines import ContainerSpec, ExitStatus, ImageNotFound, Limits
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK, Config, Runner
 
 from tests.runner.support import IMAGE
@@ -48,6 +48,15 @@ def test_stop_sends_sigterm_first(engine, runner_name):
     assert time.monotonic() - started < 5
     assert engine.wait(container).exit_code == 0
     assert b"".join(logs) == b"term\n"
+
+
+def test_a_command_without_a_handler_stops_at_sigterm(engine, runner_name):
+    # PID 1 ignores SIGTERM unless it handles it: the engine runs an init that forwards it.
+    container = engine.start(spec(runner_name, ["sleep", "60"]))
+    started = time.monotonic()
+    engine.stop(container, grace=10)
+    assert time.monotonic() - started < 5
+    assert engine.wait(container) == ExitStatus(exit_code=143, signal=15)
 
 
 def test_stop_kills_after_the_grace_period_and_remove_leaves_nothing(engine, runner_name):

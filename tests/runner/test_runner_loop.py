@@ -76,9 +76,8 @@ def test_cancel_stops_the_container_and_reports_cancelled(control_plane, shared_
     started = time.monotonic()
     control_plane.cancel(work_id, grace=1)
     finished = control_plane.wait_finished(work_id)
-    assert finished.result == pb.RESULT_CANCELLED
-    assert finished.signal == 9  # busybox sleep as PID 1 ignores SIGTERM: SIGKILL after the grace
-    assert time.monotonic() - started < 6
+    assert (finished.result, finished.exit_code, finished.signal) == (pb.RESULT_CANCELLED, 143, 15)  # SIGTERM
+    assert time.monotonic() - started < 4
     assert containers_of(engine, work_id) == []
 
 

@@ -46,7 +46,9 @@ class PodmanEngine:
             raise EngineError(f"podman's API at {self.base_url} does not answer: {exc}") from None
 
     def start(self, spec: ContainerSpec) -> str:
-        options: dict = {"labels": spec.labels, "environment": spec.env, "name": spec.name}
+        # init: catatonit as PID 1 forwards signals and reaps zombies, so a command that sets no
+        # SIGTERM handler (PID 1 ignores it) still stops at SIGTERM rather than at the SIGKILL.
+        options: dict = {"labels": spec.labels, "environment": spec.env, "name": spec.name, "init": True}
         if spec.command:
             options["command"] = spec.command
         if spec.limits.memory_bytes:
