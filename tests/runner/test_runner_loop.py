@@ -14,7 +14,7 @@ from cprunner.runner import LABEL_RUNNER, LABEL_WORK
 from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 
 from tests.runner.fake_control_plane import KEY, FakeControlPlane
-from tests.runner.support import RunnerProcess
+from tests.runner.support import PodmanService, RunnerProcess
 
 
 @pytest.fixture(scope="module")
@@ -241,3 +241,24 @@ def test_a_refused_key_stops_the_runner(fresh_control_plane, start_runner, runne
     assert runner.wait(timeout=15) == 1
     assert "the control plane refused this runner's key (unauthenticated: a runner key is required)" in runner.log()
     assert "cpk_revoked-key" not in runner.log()
+
+
+def test_work_is_handed_back_while_the_engine_does_not_answer(fresh_control_plane, start_runner, runner_name, tmp_path):
+    podman = PodmanService(tmp_path).__enter__()
+    try:
+        start_runner(fresh_control_plane.url, runner_name, "--engine", "podman", "--podman-socket", podman.socket)
+        first = fresh_control_plane.add(command=["true"])
+        assert fresh_control_plane.wait_finished(first).result == pb.RESULT_EXITED
+        podman.__exit__()  # podman's API goes away
+        second = fresh_control_plane.add(command=["true"])
+        finished = fresh_control_plane.wait_finished(second)
+        assert finished.result == pb.RESULT_RELEASED
+        assert f"podman's API at unix://{podman.socket} does not answer" in finished.reason
+        third = fresh_control_plane.add(command=["true"])
+        time.sleep(1.5)
+        assert third not in fresh_control_plane.leases  # no work taken while the engine is down
+        podman = PodmanService(tmp_path).__enter__()
+        finished = fresh_control_plane.wait_finished(third)
+        assert (finished.result, finished.exit_code) == (pb.RESULT_EXITED, 0)
+    finally:
+        podman.__exit__()

@@ -16,6 +16,10 @@ class EngineError(Exception):
     """The engine failed; the message is safe to show to users (it never holds env values)."""
 
 
+class EngineUnavailable(EngineError):
+    """The engine does not answer (its service is down): the work is handed back, not failed."""
+
+
 class ImageNotFound(EngineError):
     """The image is not present (and was not to be pulled, or pulling failed)."""
 
