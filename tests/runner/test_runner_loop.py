@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import time
+import uuid
 
 import pytest
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK
@@ -19,7 +20,7 @@ from tests.runner.support import PodmanService, RunnerProcess
 
 @pytest.fixture(scope="module")
 def shared_runner(control_plane, podman_socket, engine, tmp_path_factory):
-    name = "test-shared-runner"
+    name = f"test-shared-{uuid.uuid4().hex[:10]}"  # unique: a starting runner removes its name's containers
     for container in engine.list({LABEL_RUNNER: name}):
         engine.remove(container.id)
     log_path = tmp_path_factory.mktemp("runner") / "runner.log"
