@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK
@@ -263,3 +264,29 @@ def test_work_is_handed_back_while_the_engine_does_not_answer(fresh_control_plan
         assert (finished.result, finished.exit_code) == (pb.RESULT_EXITED, 0)
     finally:
         podman.__exit__()
+
+
+def rss_bytes(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) * 1024
+
+
+def test_output_waits_in_the_engine_while_the_control_plane_is_down(
+    fresh_control_plane, start_runner, runner_name, podman_socket
+):
+    runner = start_runner(fresh_control_plane.url, runner_name, "--engine", "podman", "--podman-socket", podman_socket)
+    size = 40_000_000
+    work_id = fresh_control_plane.add(command=["sh", "-c", f"echo go; sleep 1; head -c {size} /dev/zero | tr '\\0' x"])
+    fresh_control_plane.wait_for(
+        lambda: work_id in fresh_control_plane.leases and fresh_control_plane.leases[work_id].logs
+    )
+    before = rss_bytes(runner.process.pid)
+    fresh_control_plane.stop()
+    time.sleep(5)  # the job writes its 40 MB meanwhile; the runner holds at most 8 MiB of it
+    grown = rss_bytes(runner.process.pid) - before
+    fresh_control_plane.start()
+    finished = fresh_control_plane.wait_finished(work_id, timeout=60)
+    assert (finished.result, finished.exit_code) == (pb.RESULT_EXITED, 0)
+    logs = bytes(fresh_control_plane.lease(work_id).logs)
+    assert logs == b"go\n" + b"x" * size
+    assert grown < 24 << 20, grown

@@ -42,6 +42,7 @@ TRANSIENT = (
 # The key is revoked or not a runner key: leases held with it are over.
 REFUSED = (errors.Unauthenticated, errors.PermissionDenied)
 LOG_CHUNK = 1 << 20
+MAX_BUFFERED = 8 * LOG_CHUNK  # output held in memory before the reader waits for AppendLogs
 MAX_REASON = 1000  # FinishWorkRequest.reason's limit; engine messages can be longer  # AppendLogs' limit per call
 TICK = 0.2  # seconds: how often the main thread looks up from waiting (signals run then)
 FINISH_RETRY_SECONDS = 900  # past this the lease has long expired: the control plane decides
@@ -533,7 +534,8 @@ class LogPump:
         self.run = run
         self.offset = run.work.log_offset
         self.buffer = bytearray()
-        self.eof = False
+        self.eof = False  # the reader is done
+        self.stopped = False  # the sender is done
         self.cond = threading.Condition()
         work_id = run.work.work_id
         self.reader = threading.Thread(target=self._read, name=f"logs-{work_id}", daemon=True)
@@ -541,20 +543,49 @@ class LogPump:
         self.reader.start()
         self.sender.start()
 
+    def _put(self, chunk: bytes) -> bool:
+        """Buffers the chunk for the sender; False once the sender gave up."""
+        with self.cond:
+            # Back-pressure while AppendLogs cannot keep up (the control plane is down): the
+            # engine keeps the output meanwhile (podman on disk, the process engine in a file).
+            self.cond.wait_for(lambda: len(self.buffer) < MAX_BUFFERED or self.stopped)
+            if self.stopped:
+                return False
+            self.buffer += chunk
+            self.cond.notify_all()
+            return True
+
     def _read(self) -> None:
+        engine, container_id = self.run.engine, self.run.container_id
         try:
-            for chunk in self.run.engine.logs(self.run.container_id):
-                with self.cond:
-                    self.buffer += chunk
-                    self.cond.notify()
+            read = 0
+            for chunk in engine.logs(container_id):
+                if not self._put(chunk):
+                    return
+                read += len(chunk)
+            # podman's follow stream can end at the container's exit before it has sent all
+            # (seen: 8 of 40 MB when the reader had waited): the rest comes from the whole log.
+            seen = 0
+            for chunk in engine.logs(container_id, follow=False):
+                if seen + len(chunk) > read and not self._put(chunk[max(0, read - seen) :]):
+                    return
+                seen += len(chunk)
         except Exception as exc:
             log.warning("work %s: reading its output failed: %s", self.run.work.work_id, exc)
         finally:
             with self.cond:
                 self.eof = True
-                self.cond.notify()
+                self.cond.notify_all()
 
     def _send(self) -> None:
+        try:
+            self._send_all()
+        finally:
+            with self.cond:
+                self.stopped = True
+                self.cond.notify_all()
+
+    def _send_all(self) -> None:
         run = self.run
         work = run.work
         while not run.lease_lost.is_set():
@@ -576,9 +607,10 @@ class LogPump:
             self.offset += len(data)
             with self.cond:
                 del self.buffer[: len(data)]
+                self.cond.notify_all()
 
     def drain(self) -> None:
         """Returns once every byte of output is stored (or the lease is lost)."""
-        self.reader.join(60)  # the output ends when the container exits
+        # The output ends when the container has exited: the sender then sends the rest.
         while self.sender.is_alive() and not self.run.lease_lost.is_set():
             self.sender.join(0.5)

@@ -75,8 +75,9 @@ class Engine(Protocol):
     def wait(self, container_id: str) -> ExitStatus:
         """Blocks until the container has exited."""
 
-    def logs(self, container_id: str) -> Iterator[bytes]:
-        """Its output (stdout and stderr merged) from the start, following until it exits."""
+    def logs(self, container_id: str, follow: bool = True) -> Iterator[bytes]:
+        """Its output (stdout and stderr merged) from the start; following until it exits, or
+        (follow=False) what there is now: the whole output, once it has exited."""
 
     def stop(self, container_id: str, grace: float) -> None:
         """SIGTERM, then SIGKILL after `grace` seconds. No error if it already exited."""

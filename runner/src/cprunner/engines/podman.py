@@ -90,10 +90,10 @@ class PodmanEngine:
         # podman reports a process killed by signal N as 128 + N (as a shell does).
         return ExitStatus(exit_code=code, signal=code - 128 if 128 < code <= 128 + 64 else 0)
 
-    def logs(self, container_id: str) -> Iterator[bytes]:
+    def logs(self, container_id: str, follow: bool = True) -> Iterator[bytes]:
         with self._api(f"read the output of {container_id[:12]}", missing_ok=True):
             container = self.client.containers.get(container_id)
-            yield from container.logs(stream=True, follow=True, stdout=True, stderr=True)
+            yield from container.logs(stream=True, follow=follow, stdout=True, stderr=True)
 
     def stop(self, container_id: str, grace: float) -> None:
         with self._api(f"stop {container_id[:12]}", missing_ok=True):
