@@ -271,8 +271,12 @@ class Runner:
             self.held[work.work_id] = run
         try:
             run.run()
-        except Exception:
+        except Exception as exc:  # a bug here must not leave a container running, nor the slot dead
             log.exception("work %s: the runner failed", work.work_id)
+            if run.container_id is not None:
+                run._remove()
+            if not run.lease_lost.is_set():
+                run._finish(Outcome(pb.RESULT_ERROR, reason=f"the runner failed: {type(exc).__name__}"))
         finally:
             with self._held_lock:
                 self.held.pop(work.work_id, None)
