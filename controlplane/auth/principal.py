@@ -39,6 +39,7 @@ class Kind(enum.StrEnum):
     ANONYMOUS = "anonymous"
     API_KEY = "api_key"
     AGENT = "agent"
+    RUNNER = "runner"  # may call only containers.runtime.v1.RunnerService
     USER = "user"
     SYSTEM = "system"
 
@@ -85,7 +86,7 @@ class Principal:
 
     def describe(self) -> str:
         """A short, secret-free label for audit records and logs."""
-        if self.kind in (Kind.API_KEY, Kind.AGENT):
+        if self.kind in (Kind.API_KEY, Kind.AGENT, Kind.RUNNER):
             return f"{self.kind.value}:{self.key_id}"
         if self.kind is Kind.USER:
             return f"user:{self.subject}"

@@ -23,6 +23,7 @@ from connectrpc.request import RequestContext
 from django.db import DatabaseError, connection, transaction
 from google.protobuf.message import Message
 
+from controlplane.auth import Kind
 from controlplane.auth.origin import is_same_origin_request
 from controlplane.errors import Error
 
@@ -107,11 +108,19 @@ class Transaction:
     under READ COMMITTED, where each statement takes its own snapshot anyway. Called inside
     a transaction that is already open (a test's), a read still takes a savepoint, so that a
     statement cancelled at its deadline cannot abort the enclosing transaction.
+
+    Methods declared @rpc(own_transactions=True) open their own, short transactions (a long
+    poll must not hold one, nor a connection, while it waits): they run in autocommit too.
     """
+
+    def __init__(self, own_transactions: frozenset[str] = frozenset()):
+        self.own_transactions = own_transactions
 
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
         deadline = context.call_deadline(ctx)
-        autocommit = ctx.method.idempotency_level is IdempotencyLevel.NO_SIDE_EFFECTS and not connection.in_atomic_block
+        autocommit = (
+            ctx.method.idempotency_level is IdempotencyLevel.NO_SIDE_EFFECTS or procedure(ctx) in self.own_transactions
+        ) and not connection.in_atomic_block
         try:
             with (
                 contextlib.nullcontext() if autocommit else transaction.atomic(),
@@ -133,9 +142,20 @@ class Authorize:
         self.permissions = permissions
 
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
-        self.permissions[procedure(ctx)].check(context.principal_of(ctx), request)
+        permission = self.permissions[procedure(ctx)]
+        principal = context.principal_of(ctx)
+        if principal.kind is Kind.RUNNER and not permission.admits_runners:
+            raise Error.permission_denied("runner keys may call only containers.runtime.v1.RunnerService")
+        permission.check(principal, request)
         return call_next(request, ctx)
 
 
-def chain(permissions: Mapping[str, Permission]) -> tuple:
-    return (Authenticate(), SessionPolicy(), MapErrors(), Validate(), Transaction(), Authorize(permissions))
+def chain(permissions: Mapping[str, Permission], own_transactions: frozenset[str] = frozenset()) -> tuple:
+    return (
+        Authenticate(),
+        SessionPolicy(),
+        MapErrors(),
+        Validate(),
+        Transaction(own_transactions),
+        Authorize(permissions),
+    )
