@@ -19,11 +19,9 @@ from audit.services import record
 from controlplane.auth import Role
 from tests.conftest import SYSTEM
 from tests.containers import world
-from tests.containers.conftest import BACKEND_SETTINGS
 from tests.oidc.test_e2e_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.uploads_factory import add, make_bucket
 from tests.uploads_factory import record as upload_record
-from workloads import backends as containers_backends
 
 pytestmark = pytest.mark.e2e
 WIDTH = 1280
@@ -72,10 +70,8 @@ def browser():
 @pytest.fixture
 def console_world(transactional_db, admin_user):
     """Rows for every console page, with long values where the pages once overflowed."""
-    containers_backends._instance.cache_clear()
-    with override_settings(**BACKEND_SETTINGS):
+    with override_settings(CONTAINERS_SANDBOXES_ENABLED=True, CONTAINERS_BUILDS_ENABLED=True):
         world.build(attach_own_workspace=True)
-    containers_backends._instance.cache_clear()
     issue_api_key(actor=SYSTEM, namespace="team-a", name="deploy bot for the nightly release", role=Role.OPERATOR)
     record(
         actor=SYSTEM,

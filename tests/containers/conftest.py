@@ -1,43 +1,55 @@
-"""Fixtures for the containers services: recording backends configured in settings."""
+"""Fixtures for the containers services: which capabilities the deployment serves."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import pytest
 from django.test import override_settings
 
-from workloads import backends as containers_backends
-
-BACKEND_SETTINGS = {
-    "CONTAINERS_JOB_BACKEND": "tests.containers.backends.RecordingJobBackend",
-    "CONTAINERS_SANDBOX_BACKEND": "tests.containers.backends.RecordingSandboxBackend",
-    "CONTAINERS_BUILD_BACKEND": "tests.containers.backends.RecordingBuildBackend",
+# Sandboxes and builds served (runners run them), and preview URLs; environment values.
+CAPABILITY_SETTINGS = {
+    "CONTAINERS_SANDBOXES_ENABLED": "true",
+    "CONTAINERS_BUILDS_ENABLED": "true",
     "CONTAINERS_PREVIEW_DOMAIN": "preview.example.test",
 }
 
 
-@dataclass
-class Backends:
-    jobs: object
-    sandboxes: object
-    builds: object
+@pytest.fixture
+def capabilities():
+    """Every capability served; the Runtime acquires sandboxes as a runner would."""
+    with override_settings(
+        CONTAINERS_SANDBOXES_ENABLED=True,
+        CONTAINERS_BUILDS_ENABLED=True,
+        CONTAINERS_PREVIEW_DOMAIN="preview.example.test",
+    ):
+        yield Runtime()
 
 
 @pytest.fixture
-def backends():
-    """Every capability configured, with fresh recording backends."""
-    containers_backends._instance.cache_clear()
-    with override_settings(**BACKEND_SETTINGS):
-        yield Backends(
-            jobs=containers_backends.job_backend(),
-            sandboxes=containers_backends.sandbox_backend(),
-            builds=containers_backends.build_backend(),
-        )
-    containers_backends._instance.cache_clear()
-
-
-@pytest.fixture
-def no_backends():
-    with override_settings(**dict.fromkeys(BACKEND_SETTINGS, "")):
+def no_capabilities():
+    with override_settings(
+        CONTAINERS_SANDBOXES_ENABLED=False, CONTAINERS_BUILDS_ENABLED=False, CONTAINERS_PREVIEW_DOMAIN=""
+    ):
         yield
+
+
+class Runtime:
+    """A runner in this process (the leases service), so that tests get what a runner gets:
+    e.g. each sandbox's agent key, minted when the sandbox is acquired."""
+
+    def __init__(self):
+        self.keys: dict[str, str] = {}
+
+    def agent_key(self, sandbox_id: str) -> str:
+        if sandbox_id not in self.keys:
+            self.acquire_sandboxes()
+        return self.keys[sandbox_id]
+
+    def acquire_sandboxes(self) -> None:
+        from controlplane.auth import Kind, Principal
+        from runners.services import issue_runner
+        from workloads.services import leases
+
+        runner, _ = issue_runner(actor=Principal.system("tests"), name="test runner")
+        principal = Principal(kind=Kind.RUNNER, key_id=runner.key.key_id)
+        while (work := leases.claim(principal, runner, [leases.SANDBOX])) is not None:
+            self.keys[work.work_id] = work.agent_key

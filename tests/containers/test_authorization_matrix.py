@@ -34,6 +34,7 @@ ACCESS = {
     "JobService/GetJob": VIEWER,
     "JobService/ListJobs": VIEWER,
     "JobService/CancelJob": OPERATOR,
+    "JobService/GetJobLogs": VIEWER,
     "SandboxService/CreateSandbox": OPERATOR,
     "SandboxService/GetSandbox": VIEWER,
     "SandboxService/ListSandboxes": VIEWER,
@@ -106,14 +107,14 @@ def expected(caller: Caller, method: str, target: str) -> str:
     return "ok"
 
 
-def credential(caller: Caller, resources: dict, backends, make_key, sign_in) -> str | None:
+def credential(caller: Caller, resources: dict, capabilities, make_key, sign_in) -> str | None:
     if caller.credential == "none":
         return None
     if caller.credential == "oidc":
         sign_in(caller, resources)
         return None  # the cp_session cookie is the credential
     if caller.credential == "agent":
-        return backends.sandboxes.running[resources["own"].sandbox_id]
+        return capabilities.agent_key(resources["own"].sandbox_id)
     if caller.admin:
         return make_key(world.OWN, Role.ADMIN)
     ((target, role),) = caller.roles.items()
@@ -147,9 +148,9 @@ def test_tables_cover_every_method():
 @pytest.mark.parametrize("target", ["own", "other"])
 @pytest.mark.parametrize("caller", CALLERS, ids=str)
 @pytest.mark.parametrize("method", METHODS)
-def test_authorization(any_protocol, backends, make_key, sign_in, method, caller, target):
+def test_authorization(any_protocol, capabilities, make_key, sign_in, method, caller, target):
     resources = world.build(attach_own_workspace=caller.workspace_scope)
-    token = credential(caller, resources, backends, make_key, sign_in)
+    token = credential(caller, resources, capabilities, make_key, sign_in)
     request = REQUESTS[method](resources[target])
     result = any_protocol(path(method), request, token=token)
     if result.protocol == "grpc-web" and caller.credential == "oidc":

@@ -1,6 +1,6 @@
 """A small world of resources in two namespaces, and one well-formed request per method.
 
-Built through the services (as an operator would), with the recording backends configured.
+Built through the services (as an operator would), with the recording capabilities configured.
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ REQUESTS = {
     "JobService/GetJob": lambda r: {"jobId": r.job_id},
     "JobService/ListJobs": lambda r: {"namespace": r.namespace},
     "JobService/CancelJob": lambda r: {"jobId": r.job_id},
+    "JobService/GetJobLogs": lambda r: {"jobId": r.job_id},
     "SandboxService/CreateSandbox": lambda r: {"namespace": r.namespace, "image": "python:3.12"},
     "SandboxService/GetSandbox": lambda r: {"sandboxId": r.sandbox_id},
     "SandboxService/ListSandboxes": lambda r: {"namespace": r.namespace},

@@ -1,1 +1,1 @@
-from tests.containers.conftest import backends  # noqa: F401 - recording backends for CreateSandbox
+from tests.containers.conftest import capabilities  # noqa: F401 - CreateSandbox served
