@@ -1,4 +1,4 @@
-"""Every method of the five containers services × every kind of caller × own/other namespace.
+"""Every method of the containers services (and the runner API) × every kind of caller × own/other namespace.
 
 The expectation is written from the spec (§5.6 role table, §5.7 admin, §5.8 agent keys,
 §7 errors), not read from the code: `ACCESS` is the role table, `expected()` its reading.
@@ -18,6 +18,7 @@ from controlplane.auth import Role
 from controlplane.auth.authenticators import SessionAuthenticator
 from controlplane.auth.oidc import Identity
 from namespaces.services import Binding, update_namespace
+from runners.services import issue_runner
 from tests.conftest import SYSTEM
 
 from . import world
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.django_db
 
 VIEWER, OPERATOR = Role.VIEWER, Role.OPERATOR
 AGENTS_AND_ADMINS = None  # no namespace role suffices
+RUNNERS = "runners"  # runner keys only, and they nothing else
 
 # §5.6: VIEWER reads (get/list of every kind, egress events); OPERATOR also mutates.
 ACCESS = {
@@ -54,6 +56,20 @@ ACCESS = {
     "EgressService/ListEgressGrants": VIEWER,
     "EgressService/ListEgressEvents": VIEWER,
     "EgressService/ReportEgressEvent": AGENTS_AND_ADMINS,
+    "RunnerAdminService/IssueRunnerKey": AGENTS_AND_ADMINS,  # admins only (no door for agents)
+    "RunnerAdminService/ListRunners": AGENTS_AND_ADMINS,
+    "RunnerAdminService/RevokeRunner": AGENTS_AND_ADMINS,
+    "RunnerService/AcquireWork": RUNNERS,
+    "RunnerService/Heartbeat": RUNNERS,
+    "RunnerService/AppendLogs": RUNNERS,
+    "RunnerService/FinishWork": RUNNERS,
+}
+# What a runner key gets from the runner API with the world's requests (no lease is held).
+RUNNER_OUTCOMES = {
+    "RunnerService/AcquireWork": "ok",
+    "RunnerService/Heartbeat": "failed_precondition",
+    "RunnerService/AppendLogs": "failed_precondition",
+    "RunnerService/FinishWork": "failed_precondition",
 }
 # §5.8 and the sandbox agent key: the only doors open to agent keys, each for the one
 # resource the key is bound to ("workspace": its scope, "sandbox": its own sandbox).
@@ -87,12 +103,17 @@ CALLERS = [
     Caller("oidc_operator", "oidc", roles={"own": OPERATOR}),
     Caller("oidc_other_namespace", "oidc", roles={"other": OPERATOR}),
     Caller("oidc_platform_admin", "oidc", admin=True),
+    Caller("runner", "runner"),
 ]
 
 
 def expected(caller: Caller, method: str, target: str) -> str:
     if caller.credential == "none":
         return "unauthenticated"
+    if ACCESS[method] is RUNNERS:
+        return RUNNER_OUTCOMES[method] if caller.credential == "runner" else "permission_denied"
+    if caller.credential == "runner":
+        return "permission_denied"  # no role, not admin, and only the runner API admits it
     if caller.admin:
         return "ok"  # §5.7: admin passes every namespace check
     if caller.credential == "agent":
@@ -115,6 +136,8 @@ def credential(caller: Caller, resources: dict, capabilities, make_key, sign_in)
         return None  # the cp_session cookie is the credential
     if caller.credential == "agent":
         return capabilities.agent_key(resources["own"].sandbox_id)
+    if caller.credential == "runner":
+        return issue_runner(actor=SYSTEM, name="matrix runner")[1]
     if caller.admin:
         return make_key(world.OWN, Role.ADMIN)
     ((target, role),) = caller.roles.items()
