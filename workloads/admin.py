@@ -23,8 +23,24 @@ class JobAdmin(ReadOnlyAdmin):
     list_display = ["job_id", "namespace", "image", "state", "exit_code", "attempt", "created_at"]
     list_filter = ["namespace", "state"]
     search_fields = ["job_id", "image"]
-    exclude = ["env", "lease_digest"]  # env values may be secrets; the digest is of no use to a person
-    readonly_fields = ["log_tail"]
+    # Not env (values may be secrets) nor the lease digest (of no use to a person).
+    readonly_fields = fields = [
+        "job_id",
+        "namespace",
+        "image",
+        "command",
+        "state",
+        "exit_code",
+        "reason",
+        "attempt",
+        "timeout_seconds",
+        "runner",
+        "started_at",
+        "finished_at",
+        "created_at",
+        "created_by",
+        "log_tail",
+    ]
 
     @admin.display(description="log (tail)")
     def log_tail(self, obj):
@@ -40,6 +56,7 @@ class SandboxAdmin(ReadOnlyAdmin):
     list_select_related = ["namespace", "workspace", "agent_key"]
     search_fields = ["sandbox_id", "image"]
     exclude = ["app_key", "lease_digest"]  # the app key is readable through GetAppKey by operators
+    readonly_fields = ["reason", "attempt", "runner"]
 
     @admin.display(description="workspace")
     def workspace_ref(self, obj):
@@ -53,6 +70,7 @@ class SandboxAdmin(ReadOnlyAdmin):
 @admin.register(Environment)
 class EnvironmentAdmin(ReadOnlyAdmin):
     list_display = ["environment_id", "namespace", "name", "image", "state", "updated_at"]
+    readonly_fields = ["image_digest", "reason", "attempt", "runner"]
     list_filter = ["namespace", "state"]
     search_fields = ["environment_id", "name", "image"]
 
