@@ -14,7 +14,13 @@ from tests.live import ServiceProcess
 
 SYSTEM = Principal.system("tests")
 # Short leases, so that expiry is seen within a test.
-LEASE_SETTINGS = {"RUNNER_HEARTBEAT_SECONDS": "1", "RUNNER_LEASE_TTL_SECONDS": "2", "JOBS_MAX_ATTEMPTS": "2"}
+# A long safety-net recheck, so that a prompt wake-up can only be NOTIFY's.
+LEASE_SETTINGS = {
+    "RUNNER_HEARTBEAT_SECONDS": "1",
+    "RUNNER_LEASE_TTL_SECONDS": "2",
+    "JOBS_MAX_ATTEMPTS": "2",
+    "RUNNER_RECHECK_SECONDS": "60",
+}
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +39,12 @@ class Runner:
         self.key = key
 
     def acquire(self, *kinds, wait: int = 0) -> pb.Work | None:
-        reply = self.client.acquire_work(
-            pb.AcquireWorkRequest(kinds=kinds, wait_seconds=wait, runner_version="tests"), headers=self.headers
-        )
+        reply = self.acquire_reply(*kinds, wait=wait)
         return reply.work if reply.HasField("work") else None
+
+    def acquire_reply(self, *kinds, wait: int = 0) -> pb.AcquireWorkResponse:
+        request = pb.AcquireWorkRequest(kinds=kinds, wait_seconds=wait, runner_version="tests")
+        return self.client.acquire_work(request, headers=self.headers)
 
     def heartbeat(self, work: pb.Work, running: bool = False) -> pb.HeartbeatResponse:
         request = pb.HeartbeatRequest(work_id=work.work_id, lease_token=work.lease_token, running=running)
