@@ -156,6 +156,10 @@ def measure_gunicorn(report: Report, runner_key, token, job_id, iterations, runn
             "Heartbeat via gunicorn gthread (loopback) p50 / p95",
             f"{micros(percentile(latencies, 0.5)):.0f} / {micros(percentile(latencies, 0.95)):.0f} µs",
         )
+        finish = {**body, "result": "RESULT_EXITED"}
+        status, answer = post(service.port, "/containers.runtime.v1.RunnerService/FinishWork", runner_key, finish)
+        if status != 200:  # the idle runners must find no work
+            raise SystemExit(f"FinishWork via gunicorn failed: {status} {answer[:300]!r}")
         if idle_seconds <= 0 or runners <= 0:
             return None
         from controlplane.auth import Principal

@@ -42,9 +42,9 @@ class Runner:
         reply = self.acquire_reply(*kinds, wait=wait)
         return reply.work if reply.HasField("work") else None
 
-    def acquire_reply(self, *kinds, wait: int = 0) -> pb.AcquireWorkResponse:
+    def acquire_reply(self, *kinds, wait: int = 0, timeout_ms: int | None = None) -> pb.AcquireWorkResponse:
         request = pb.AcquireWorkRequest(kinds=kinds, wait_seconds=wait, runner_version="tests")
-        return self.client.acquire_work(request, headers=self.headers)
+        return self.client.acquire_work(request, headers=self.headers, timeout_ms=timeout_ms)
 
     def heartbeat(self, work: pb.Work, running: bool = False) -> pb.HeartbeatResponse:
         request = pb.HeartbeatRequest(work_id=work.work_id, lease_token=work.lease_token, running=running)

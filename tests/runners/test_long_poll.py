@@ -40,15 +40,16 @@ def test_a_waiting_runner_is_woken_by_new_work_and_holds_no_connection(make_runn
 
     def wait():
         started = time.monotonic()
-        got["work"] = runner.acquire(wait=15)
+        got["work"] = runner.acquire(wait=18)
         got["returned"] = time.monotonic()
         got["waited"] = got["returned"] - started
 
     waiter = threading.Thread(target=wait)
     waiter.start()
     time.sleep(1.0)
-    # A connection held by the wait would be there all along; one a request is just closing goes.
-    deadline = time.monotonic() + 1.0
+    # A connection held by the wait would be there all along (15 s); one that a process is just
+    # closing (a request's, the previous test module's server's) goes.
+    deadline = time.monotonic() + 5.0
     while (waiting_connections := server_connections()) and time.monotonic() < deadline:
         time.sleep(0.05)
     queued_at = time.monotonic()
@@ -58,3 +59,10 @@ def test_a_waiting_runner_is_woken_by_new_work_and_holds_no_connection(make_runn
     assert got["returned"] - queued_at < 2.0  # NOTIFY, not the 60 s recheck nor the 15 s wait
     assert waiting_connections == 0
     assert make_key("team-a", Role.VIEWER)  # the database still answers after the wait
+
+
+def test_a_long_poll_ends_before_the_callers_deadline(make_runner, namespace):
+    runner = make_runner()
+    started = time.monotonic()
+    reply = runner.acquire_reply(wait=15, timeout_ms=3000)
+    assert not reply.HasField("work") and time.monotonic() - started < 3.0

@@ -34,6 +34,7 @@ MAX_WAIT_SECONDS = 20
 MAX_LOG_CHUNK = 1024 * 1024  # bytes per AppendLogs
 REAP_EVERY_SECONDS = 5.0  # AcquireWork reaps at most this often per process
 REAP_BATCH = 100
+DEADLINE_MARGIN_SECONDS = 1.0  # a long poll answers this long before the caller's deadline
 
 
 @dataclass(frozen=True)
@@ -95,19 +96,27 @@ def note_seen(principal: Principal, version: str | None = None) -> None:
 
 
 def acquire_work(
-    *, principal: Principal, kinds: Sequence[int] = (), wait_seconds: int = 0, version: str = ""
+    *,
+    principal: Principal,
+    kinds: Sequence[int] = (),
+    wait_seconds: int = 0,
+    version: str = "",
+    deadline: float | None = None,
 ) -> tuple[pb.Work | None, float]:
     """(work, retry_after seconds): one piece of work claimed exactly once, or None.
 
     Waits up to wait_seconds for work where NOTIFY can wake it (holding no transaction and
-    no connection meanwhile); elsewhere answers at once with RUNNER_POLL_SECONDS to wait."""
+    no connection meanwhile); elsewhere answers at once with RUNNER_POLL_SECONDS to wait.
+    `deadline` (time.monotonic()): the caller's own, which the wait ends a little before."""
     if not 0 <= wait_seconds <= MAX_WAIT_SECONDS:
         raise Error.invalid_argument("waitSeconds", f"must be 0..{MAX_WAIT_SECONDS}, got {wait_seconds}")
     wanted = _wanted(kinds)
     runner = runner_of(principal)
     note_seen(principal, version if version and version != runner.version else None)
     _reap_now_and_then(principal)
-    deadline = time.monotonic() + wait_seconds
+    until = time.monotonic() + wait_seconds
+    if deadline is not None:
+        until = min(until, deadline - DEADLINE_MARGIN_SECONDS)
     waker = signal.work_signal()
     while True:
         ticket = waker.ticket() if waker else 0
@@ -116,7 +125,7 @@ def acquire_work(
             return work, 0
         if waker is None or not waker.listening:
             return None, settings.RUNNER_POLL_SECONDS
-        remaining = deadline - time.monotonic()
+        remaining = until - time.monotonic()
         if remaining <= 0:
             return None, 0
         if not connection.in_atomic_block:
@@ -315,7 +324,7 @@ def _held(kind: Kind, work_id: str, lease_token: str, *, finishing: bool = False
     if row is None:
         if kind is SANDBOX and finishing:
             return None  # deleted, and its last lease already ended
-        raise Error.not_found(f"{kind.what} {work_id!r} not found")
+        raise _not_held(work_id)  # deleted meanwhile (its namespace was): the runner stops it
     if not secrets.compare_digest(row.lease_digest, token_digest(lease_token)):
         raise _not_held(work_id)
     if not finishing and row.lease_expires_at is None:
