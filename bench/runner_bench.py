@@ -139,7 +139,8 @@ def measure_gunicorn(report: Report, runner_key, token, job_id, iterations, runn
     counts = tempfile.mkdtemp(prefix="runner-bench-")
     threads = runners + 8
     service = ServiceProcess(
-        env={"DATABASE_URL": url, "DATABASE_POOL": "false", "RUNNER_BENCH_COUNTS": counts},
+        # The connection pool, as in production: a long poll hands its connection back while it waits.
+        env={"DATABASE_URL": url, "DATABASE_POOL": "true", "RUNNER_BENCH_COUNTS": counts},
         workers=2,
         args=("-c", str(ROOT / "bench" / "runner_gunicorn.py"), "--worker-class", "gthread", "--threads", str(threads)),
     ).start()

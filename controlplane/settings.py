@@ -195,7 +195,7 @@ RUNNER_STOP_GRACE_SECONDS = env.int("RUNNER_STOP_GRACE_SECONDS", default=10)
 # AcquireWork with nothing to do: where NOTIFY wakes long polls (PostgreSQL), a poll waits up
 # to its wait_seconds and looks again every RUNNER_RECHECK_SECONDS (a safety net); elsewhere
 # (SQLite) it answers at once, telling the runner to ask again after RUNNER_POLL_SECONDS.
-RUNNER_RECHECK_SECONDS = env.float("RUNNER_RECHECK_SECONDS", default=5.0)
+RUNNER_RECHECK_SECONDS = env.float("RUNNER_RECHECK_SECONDS", default=10.0)
 RUNNER_POLL_SECONDS = env.int("RUNNER_POLL_SECONDS", default=2)
 # A runner's last-seen time is written at most this often (per server process).
 RUNNER_LAST_SEEN_RESOLUTION_SECONDS = env.int("RUNNER_LAST_SEEN_RESOLUTION_SECONDS", default=5)

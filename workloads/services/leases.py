@@ -69,10 +69,21 @@ def _ttl() -> timedelta:
     return timedelta(seconds=settings.RUNNER_LEASE_TTL_SECONDS)
 
 
+RUNNER_MEMO_SECONDS = 60.0
+_runners: dict[str, tuple[float, Runner]] = {}
+
+
 def runner_of(principal: Principal) -> Runner:
+    """The caller's runner, remembered a minute per process: what AcquireWork reads of it (its
+    namespaces) never changes, and a revoked runner's key no longer authenticates anyway."""
+    now = time.monotonic()
+    memo = _runners.get(principal.key_id)
+    if memo is not None and now - memo[0] < RUNNER_MEMO_SECONDS:
+        return memo[1]
     runner = Runner.objects.filter(key__key_id=principal.key_id).first()
     if runner is None:  # a runner key always has its runner; a deleted one is no runner
         raise Error.permission_denied("this key belongs to no runner")
+    _runners[principal.key_id] = (now, runner)
     return runner
 
 
@@ -112,7 +123,11 @@ def acquire_work(
         raise Error.invalid_argument("waitSeconds", f"must be 0..{MAX_WAIT_SECONDS}, got {wait_seconds}")
     wanted = _wanted(kinds)
     runner = runner_of(principal)
-    note_seen(principal, version if version and version != runner.version else None)
+    if version and version != runner.version:
+        runner.version = version  # the memo's copy too
+        note_seen(principal, version)
+    else:
+        note_seen(principal)
     _reap_now_and_then(principal)
     until = time.monotonic() + wait_seconds
     if deadline is not None:
