@@ -28,20 +28,16 @@ class RunnerAdmin(ConsoleAdmin):
     actions = ["revoke"]
     show_full_result_count = False
 
-    def changelist_view(self, request, extra_context=None):
-        response = super().changelist_view(request, extra_context)
-        rows = getattr(getattr(response, "context_data", {}).get("cl"), "result_list", None)
-        self._held = selectors.work_held(list(rows)) if rows is not None else {}
-        return response
+    def get_queryset(self, request):
+        return selectors.with_work_held(super().get_queryset(request))
 
     @admin.display(description="namespaces")
     def serves(self, obj):
         return ", ".join(obj.namespaces) or "all"
 
-    @admin.display(description="work held")
+    @admin.display(description="work held", ordering="work_held")
     def held(self, obj):
-        held = getattr(self, "_held", None)
-        return held.get(obj.pk, 0) if held else selectors.work_held([obj])[obj.pk]
+        return obj.work_held
 
     @admin.display(description="state")
     def state(self, obj):

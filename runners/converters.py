@@ -4,7 +4,8 @@ from namespaces.converters import timestamp
 from .models import Runner
 
 
-def runner_to_proto(runner: Runner, work_held: int = 0) -> pb.Runner:
+def runner_to_proto(runner: Runner) -> pb.Runner:
+    """`runner` annotated with work_held (selectors.with_work_held); a fresh one holds none."""
     return pb.Runner(
         runner_id=runner.runner_id,
         name=runner.name,
@@ -12,7 +13,7 @@ def runner_to_proto(runner: Runner, work_held: int = 0) -> pb.Runner:
         create_time=timestamp(runner.created_at),
         last_seen_time=timestamp(runner.last_seen_at),
         state=pb.RUNNER_STATE_REVOKED if runner.revoked else pb.RUNNER_STATE_ACTIVE,
-        work_held=work_held,
+        work_held=getattr(runner, "work_held", 0),
         version=runner.version,
         key_id=runner.key.key_id,
         key_hint=runner.key.hint,

@@ -94,12 +94,9 @@ class RunnerAdminService(Service, RunnerAdminServiceSync):
             fetch=lambda after, limit: selectors.page(after=after, limit=limit),
             position_of=selectors.position_of,
         )
-        held = selectors.work_held(page)
-        return admin_pb.ListRunnersResponse(
-            runners=[runner_to_proto(r, held[r.pk]) for r in page], next_page_token=token
-        )
+        return admin_pb.ListRunnersResponse(runners=[runner_to_proto(r) for r in page], next_page_token=token)
 
     @rpc(permission=ADMIN)
     def revoke_runner(self, request, ctx):
-        runner = services.revoke_runner(actor=principal_of(ctx), runner_id=request.runner_id)
-        return admin_pb.RevokeRunnerResponse(runner=runner_to_proto(runner, selectors.work_held([runner])[runner.pk]))
+        services.revoke_runner(actor=principal_of(ctx), runner_id=request.runner_id)
+        return admin_pb.RevokeRunnerResponse(runner=runner_to_proto(selectors.get(request.runner_id)))

@@ -23,13 +23,13 @@ def issue_runner(*, actor: Principal, name: str, namespaces: Sequence[str] = ())
     """A runner and its key's plaintext, which exists nowhere else afterwards.
 
     `namespaces`: the only ones whose work it may acquire (each must exist); empty: all."""
-    namespaces = sorted(set(namespaces))
     if len(namespaces) > MAX_NAMESPACES:
         raise Error.invalid_argument("namespaces", f"at most {MAX_NAMESPACES}, got {len(namespaces)}")
     known = set(Namespace.objects.filter(name__in=namespaces).values_list("name", flat=True))
     for i, namespace in enumerate(namespaces):
         if namespace not in known:
             raise Error.invalid_argument(f"namespaces[{i}]", f"namespace {namespace!r} does not exist")
+    namespaces = sorted(set(namespaces))
     key, plaintext = issue_runner_key(actor=actor, name=name)
     runner = Runner.objects.create(
         runner_id=new_id("rnr"), name=key.name, key=key, namespaces=namespaces, created_by=actor.describe()

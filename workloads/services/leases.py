@@ -554,13 +554,3 @@ def _reap_now_and_then(principal: Principal) -> None:
     if now - _last_reap >= REAP_EVERY_SECONDS:
         _last_reap = now
         reap_expired(principal=principal)
-
-
-def held_counts(runner_ids: Sequence[int]) -> dict[int, int]:
-    """Runner pk → how much work it holds a lease on now."""
-    counts: dict[int, int] = dict.fromkeys(runner_ids, 0)
-    for kind in KINDS:
-        held = kind.model.objects.filter(runner_id__in=runner_ids, lease_expires_at__isnull=False)
-        for runner_id in held.values_list("runner_id", flat=True):
-            counts[runner_id] += 1
-    return counts
