@@ -10,6 +10,7 @@ import pytest
 from apikeys.models import ApiKey
 from containers.runtime.v1 import runner_pb2 as pb
 from controlplane.auth import Role
+from runners.models import Runner
 from runners.services import revoke_runner
 from workloads.models import Job, Sandbox
 from workloads.services import leases
@@ -72,6 +73,8 @@ def test_exit_0_succeeds(make_runner, make_key, user_api):
     job = run(user_api, operator, command=["true"])["job"]
     runner = make_runner()
     work = runner.acquire()
+    seen = Runner.objects.get(pk=runner.record.pk)
+    assert seen.last_seen_at is not None and seen.version == "tests"  # AcquireWork.runner_version
     runner.finish(work, pb.RESULT_EXITED, exit_code=0)
     done = user_api("GetJob", {"jobId": job["jobId"]}, operator)["job"]
     assert (done["state"], done["exitCode"], "endTime" in done) == ("JOB_STATE_SUCCEEDED", 0, True)
