@@ -5,4 +5,4 @@ class RunnersConfig(AppConfig):
     """Runners: the processes that lease work over containers.runtime.v1.RunnerService."""
 
     name = "runners"
-    verbose_name = "Runners"
+    verbose_name = "Execution"  # not "Runners", which the model already reads
