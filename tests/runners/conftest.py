@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 from connectrpc.errors import ConnectError
+from django.db import connection
 
 from containers.runtime.v1 import runner_pb2 as pb
 from containers.runtime.v1.runner_connect import RunnerServiceClientSync
 from controlplane.auth import Principal
 from runners.services import issue_runner
 from tests.containers.conftest import CAPABILITY_SETTINGS
-from tests.live import ServiceProcess
+from tests.live import ServiceProcess, test_database_url
 
 SYSTEM = Principal.system("tests")
 # Short leases, so that expiry is seen within a test.
@@ -23,9 +24,15 @@ LEASE_SETTINGS = {
 }
 
 
+SERVER_APPLICATION_NAME = "runner-tests-server"  # its connections in pg_stat_activity (not its listeners')
+
+
 @pytest.fixture(scope="module")
 def server(django_db_setup, django_db_blocker):
-    service = ServiceProcess(env={**CAPABILITY_SETTINGS, **LEASE_SETTINGS}, workers=2).start()
+    env = {**CAPABILITY_SETTINGS, **LEASE_SETTINGS}
+    if connection.vendor == "postgresql":
+        env["DATABASE_URL"] = f"{test_database_url()}?application_name={SERVER_APPLICATION_NAME}"
+    service = ServiceProcess(env=env, workers=2).start()
     yield service
     service.stop()
 
