@@ -64,6 +64,11 @@ class ApiKeyAdmin(ConsoleAdmin):
     list_filter = ["namespace", "role", StateFilter, "kind"]
     list_select_related = ["namespace"]
     search_fields = ["key_id", "name"]
+
+    def get_queryset(self, request):
+        # Runner keys are shown, issued and revoked with their runners (runners.admin).
+        return super().get_queryset(request).exclude(kind=ApiKey.Kind.RUNNER)
+
     date_hierarchy = "created_at"
     fields = ["key_id", "name", "namespace", "role", "kind", "hint", "created_by", "created_at"]
     fields += ["last_used_at", "expires_at", "revoked_at"]

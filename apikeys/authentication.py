@@ -115,6 +115,9 @@ def principal_for_key(key: KeyRecord) -> Principal:
 # building it cost about half of a cached key's authentication.
 @lru_cache(maxsize=4096)
 def _principal(kind: str, key_id: str, role, namespace_name: str, workspace_scope: str, sandbox_id) -> Principal:
+    if kind == ApiKey.Kind.RUNNER:
+        # No roles and not admin: only the runner API admits it (controlplane.rpc.RunnerOnly).
+        return Principal(kind=Kind.RUNNER, key_id=key_id, display_name=key_id, via="bearer")
     if kind == ApiKey.Kind.AGENT:
         # No namespace roles: every NamespaceRole check refuses an agent. Only the
         # permissions that look at workspace_scope / sandbox_id let it through.

@@ -7,8 +7,8 @@ must be refused at once in every worker process, so a TTL alone would not do:
 - a trigger on the key table (migration 0005) sends the row's digest on CHANNEL after every
   UPDATE or DELETE, whatever wrote it (services, console, raw SQL, a namespace's cascade),
   and FLUSH after a TRUNCATE;
-- each process runs one listener thread with its own connection (LISTEN), started on first
-  use, i.e. after gunicorn's fork; it evicts what it is told;
+- each process's NOTIFY listener (controlplane.notify: one thread and connection, started on
+  first use, i.e. after gunicorn's fork) delivers them here; the cache evicts what it is told;
 - fail closed: the cache answers only while that connection is listening; when it drops,
   the cache is flushed and bypassed until the listener is back (reconnecting with backoff);
 - a call also bypasses the cache while the listener's socket holds unread notifications
@@ -29,7 +29,6 @@ go first). SQLite has no NOTIFY, so there is no cache there.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import secrets
@@ -42,18 +41,23 @@ import psycopg
 from django.conf import settings
 from django.db import connections
 
+from controlplane import notify
+
 logger = logging.getLogger(__name__)
 
 CHANNEL = "apikeys_changed"
 FLUSH = "*"  # a TRUNCATE's payload; never a digest (hex)
 BARRIER = "barrier:"  # + a token: "confirm on ACK_CHANNEL that all before this is applied"
 ACK_CHANNEL = "apikeys_applied"
-APPLICATION_NAME = "controlplane-keycache"  # in pg_stat_activity, with the process id
-MAX_BACKOFF_SECONDS = 5.0
+APPLICATION_NAME = notify.APPLICATION_NAME
+listener_name = notify.listener_name
+own_connection_params = notify.connection_params
 
 
 class KeyCache:
-    """digest → (stored at, KeyRecord), for one database alias, with its listener thread."""
+    """digest → (stored at, KeyRecord), for one database alias; a notify.Subscriber."""
+
+    channel = CHANNEL
 
     def __init__(self, alias: str):
         self.alias = alias
@@ -63,9 +67,8 @@ class KeyCache:
         self._listening = False
         self._applying = False
         self._socket: int | None = None  # the listener connection's file descriptor
-        self._stop = threading.Event()
-        self._wake_read, self._wake_write = os.pipe()  # stop() interrupts the listener's wait
-        self._thread: threading.Thread | None = None
+        self._subscribed = False
+        self._barriers: list[str] = []  # tokens delivered in the current batch (listener thread only)
         self.connects = 0  # times the listener has started listening (tests and logs)
 
     # --- the request path ------------------------------------------------------------
@@ -124,108 +127,72 @@ class KeyCache:
             return True
         return bool(readable)
 
-    # --- the listener thread ---------------------------------------------------------
-
     def _ensure_listener(self) -> None:
-        if self._thread is None:
+        if not self._subscribed:
             with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(
-                        target=self._listen_forever, name=f"apikeys-keycache-{self.alias}", daemon=True
-                    )
-                    self._thread.start()
+                if self._subscribed:
+                    return
+                self._subscribed = True
+            notify.subscribe(self.alias, self)
 
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        os.write(self._wake_write, b"x")
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self.close_pipe()
+    # --- notify.Subscriber: called by the listener thread -------------------------------
 
-    def close_pipe(self) -> None:
-        for fd in (self._wake_read, self._wake_write):
-            with contextlib.suppress(OSError):  # already closed
-                os.close(fd)
-
-    def _listen_forever(self) -> None:
-        backoff, lost = 0.1, False
-        while not self._stop.is_set():
-            try:
-                with psycopg.connect(**self._connection_params()) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
-                    self._up(conn)
-                    if lost:
-                        logger.warning("API key cache listener on %r is back; using the cache again", self.alias)
-                    lost, backoff = False, 0.1
-                    self._relay(conn)
-            except Exception as exc:  # any failure: fail closed and retry
-                if not self._stop.is_set() and not lost:  # once per outage, not at every retry
-                    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                    logger.warning("API key cache listener on %r lost (%s); bypassing the cache", self.alias, reason)
-                    lost = True
-            finally:
-                self._down()
-            self._stop.wait(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-
-    def _connection_params(self) -> dict:
-        return own_connection_params(
-            self.alias,
-            application_name=listener_name(),
-            # A silently dead peer is noticed by TCP, not only by the next notification.
-            keepalives=1,
-            keepalives_idle=10,
-            keepalives_interval=5,
-            keepalives_count=3,
-        )
-
-    def _relay(self, conn: psycopg.Connection) -> None:
-        while not self._stop.is_set():
-            readable, _, _ = select.select([conn.fileno(), self._wake_read], [], [])
-            if conn.fileno() not in readable:
-                continue
-            with self._lock:
-                self._applying = True  # from now until evicted, calls bypass the cache
-            barriers = []
-            try:
-                for notify in conn.notifies(timeout=0):  # raises if the server went away
-                    if notify.payload.startswith(BARRIER):
-                        barriers.append(notify.payload.removeprefix(BARRIER))
-                    else:
-                        self.evict(notify.payload)
-            finally:
-                with self._lock:
-                    self._applying = False
-            for token in barriers:  # everything sent before each barrier is applied now
-                conn.execute("SELECT pg_notify(%s, %s)", [ACK_CHANNEL, token])
-
-    def _up(self, conn: psycopg.Connection) -> None:
+    def up(self, fileno: int) -> None:
         with self._lock:
             self._entries.clear()
             self._generation += 1
-            self._socket = conn.fileno()
+            self._socket = fileno
             self._listening = True
             self.connects += 1
 
-    def _down(self) -> None:
+    def down(self) -> None:
         with self._lock:
             self._listening = False
             self._socket = None
             self._entries.clear()
             self._generation += 1
 
+    def begin(self) -> None:
+        with self._lock:
+            self._applying = True  # from now until evicted, calls bypass the cache
 
-def listener_name(pid: int | None = None) -> str:
-    return f"{APPLICATION_NAME} {pid or os.getpid()}"
+    def deliver(self, payload: str) -> None:
+        if payload.startswith(BARRIER):
+            self._barriers.append(payload.removeprefix(BARRIER))
+        else:
+            self.evict(payload)
+
+    def end(self) -> list[tuple[str, str]]:
+        with self._lock:
+            self._applying = False
+        # Everything delivered before each barrier is applied now: confirm them.
+        barriers, self._barriers = self._barriers, []
+        return [(ACK_CHANNEL, token) for token in barriers]
 
 
-def own_connection_params(alias: str, **options) -> dict:
-    """A psycopg connection of its own (autocommit) to the database of `alias`."""
-    params = connections[alias].get_connection_params()
-    params.pop("cursor_factory", None)
-    params.update(autocommit=True, **options)
-    params.setdefault("connect_timeout", 3)
-    return params
+_caches: dict[str, KeyCache] = {}
+_caches_lock = threading.Lock()
+
+
+def cache_for(alias: str, connection=None) -> KeyCache | None:
+    """This process's cache for `alias`, or None when there is none (SQLite, or the setting is 0).
+    `connection`: connections[alias], when the caller holds it already (a thread-local lookup)."""
+    if settings.API_KEY_CACHE_SECONDS <= 0 or (connection or connections[alias]).vendor != "postgresql":
+        return None
+    cache = _caches.get(alias)
+    if cache is None:
+        with _caches_lock:
+            cache = _caches.setdefault(alias, KeyCache(alias))
+    return cache
+
+
+def forget(digest: str, alias: str = "default") -> None:
+    """Evicts a key from every process's cache: this one now; the others, told by the trigger,
+    before this returns (await_everywhere). Call it after the change has committed."""
+    for cache in list(_caches.values()):
+        cache.evict(digest)
+    if settings.API_KEY_CACHE_SECONDS > 0 and connections[alias].vendor == "postgresql":
+        await_everywhere(alias)
 
 
 def await_everywhere(alias: str) -> bool:
@@ -265,55 +232,25 @@ def _barrier(params: dict, token: str, deadline: float) -> set[int]:
         )
         waiting = {pid for (pid,) in rows}
         while waiting and (left := deadline - time.monotonic()) > 0:
-            for notify in conn.notifies(timeout=left, stop_after=1):
-                if notify.payload == token:
-                    waiting.discard(notify.pid)
+            for notification in conn.notifies(timeout=left, stop_after=1):
+                if notification.payload == token:
+                    waiting.discard(notification.pid)
             if waiting:  # gone since: a listener whose connection dropped has emptied its cache
                 rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE pid = ANY(%s)", [list(waiting)])
                 waiting &= {pid for (pid,) in rows}
     return waiting
 
 
-_caches: dict[str, KeyCache] = {}
-_caches_lock = threading.Lock()
-
-
-def cache_for(alias: str, connection=None) -> KeyCache | None:
-    """This process's cache for `alias`, or None when there is none (SQLite, or the setting is 0).
-    `connection`: connections[alias], when the caller holds it already (a thread-local lookup)."""
-    if settings.API_KEY_CACHE_SECONDS <= 0 or (connection or connections[alias]).vendor != "postgresql":
-        return None
-    cache = _caches.get(alias)
-    if cache is None:
-        with _caches_lock:
-            cache = _caches.setdefault(alias, KeyCache(alias))
-    return cache
-
-
-def forget(digest: str, alias: str = "default") -> None:
-    """Evicts a key from every process's cache: this one now; the others, told by the trigger,
-    before this returns (await_everywhere). Call it after the change has committed."""
-    for cache in list(_caches.values()):
-        cache.evict(digest)
-    if settings.API_KEY_CACHE_SECONDS > 0 and connections[alias].vendor == "postgresql":
-        await_everywhere(alias)
-
-
 def reset() -> None:
     """Stops every listener and drops every cache of this process."""
     with _caches_lock:
-        caches = list(_caches.values())
         _caches.clear()
-    for cache in caches:
-        cache.stop()
+    notify.reset()
 
 
 def _after_fork_in_child() -> None:
-    # The listener thread does not survive a fork, and its connection belongs to the parent
-    # (psycopg does not close a connection from another process): start from nothing.
+    # The listener does not survive a fork (controlplane.notify): start from nothing.
     global _caches_lock
-    for cache in _caches.values():
-        cache.close_pipe()  # the child's copies; the parent's stay open
     _caches.clear()
     _caches_lock = threading.Lock()
 

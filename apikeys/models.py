@@ -9,16 +9,19 @@ class ApiKey(models.Model):
     class Kind(models.TextChoices):
         STANDARD = "standard", "Standard"
         AGENT = "agent", "Sandbox agent"
+        RUNNER = "runner", "Runner"
 
     key_id = models.CharField(max_length=32, unique=True, editable=False)
     # SHA-256 of the plaintext; the plaintext itself is never stored.
     digest = models.CharField(max_length=64, unique=True, editable=False)
     hint = models.CharField(max_length=4, editable=False, help_text="Last four characters of the plaintext.")
     name = models.CharField(max_length=200)
-    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="api_keys")
+    # Runner keys belong to no namespace (their runner lists the namespaces it serves).
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="api_keys", null=True, blank=True)
     # Copy of namespace.name (namespaces are never renamed): authentication reads it without a join.
-    namespace_name = models.CharField(max_length=63, editable=False)
-    # Agent keys hold no role: they are granted only their own sandbox and workspace.
+    namespace_name = models.CharField(max_length=63, editable=False, blank=True)
+    # Agent and runner keys hold no role: agents are granted only their own sandbox and
+    # workspace, runners only the runner API.
     role = models.PositiveSmallIntegerField(choices=Role.choices(), null=True, blank=True)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.STANDARD)
     # Agent keys: the sandbox holding the key, and the workspace it may use (public ids).
@@ -40,10 +43,11 @@ class ApiKey(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                name="apikey_role_or_agent_scope",
+                name="apikey_role_agent_or_runner",
                 condition=(
                     models.Q(kind="standard", role__isnull=False, sandbox_id="", workspace_scope="")
                     | models.Q(kind="agent", role__isnull=True) & ~models.Q(sandbox_id="")
+                    | models.Q(kind="runner", role__isnull=True, namespace__isnull=True, sandbox_id="")
                 ),
             )
         ]

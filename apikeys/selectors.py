@@ -11,8 +11,11 @@ from .models import ApiKey
 
 
 def list_api_keys(*, namespace: str = "", after: tuple[str, int] | None = None, limit: int = 100) -> list[ApiKey]:
-    """Newest first; keyset page after (created_at iso, id) of the previous page's last key."""
-    queryset = ApiKey.objects.select_related("namespace").order_by("-created_at", "-id")
+    """Newest first; keyset page after (created_at iso, id) of the previous page's last key.
+
+    Runner keys belong to no namespace: they are listed with their runners (ListRunners)."""
+    queryset = ApiKey.objects.select_related("namespace").exclude(kind=ApiKey.Kind.RUNNER)
+    queryset = queryset.order_by("-created_at", "-id")
     if namespace:
         namespace_id = Namespace.objects.filter(name=namespace).values_list("pk", flat=True).first()
         if namespace_id is None:

@@ -79,6 +79,16 @@ def issue_agent_key(
     return key, plaintext
 
 
+@transaction.atomic
+def issue_runner_key(*, actor: Principal, name: str) -> tuple[ApiKey, str]:
+    """A runner's key: no role and no namespace; only the runner API admits it.
+
+    Called by runners.services.issue_runner, which records what the runner may serve."""
+    key, plaintext = _create(actor=actor, namespace=None, name=_validate_name(name), kind=ApiKey.Kind.RUNNER)
+    _record_issue(actor, key)
+    return key, plaintext
+
+
 def _validate_name(name: str) -> str:
     name = (name or "").strip()
     if not name:
@@ -95,14 +105,14 @@ def _namespace(name: str) -> Namespace:
         raise Error.not_found(f"namespace {name!r} not found") from None
 
 
-def _create(*, actor: Principal, namespace: Namespace, **fields) -> tuple[ApiKey, str]:
+def _create(*, actor: Principal, namespace: Namespace | None, **fields) -> tuple[ApiKey, str]:
     plaintext = tokens.generate()
     key = ApiKey.objects.create(
         key_id=tokens.new_key_id(),
         digest=tokens.digest(plaintext),
         hint=plaintext[-4:],
         namespace=namespace,
-        namespace_name=namespace.name,
+        namespace_name=namespace.name if namespace else "",
         created_by=actor.describe(),
         **fields,
     )
@@ -114,7 +124,7 @@ def _record_issue(actor: Principal, key: ApiKey, **changes) -> None:
         actor=actor,
         action="api_key.issue",
         target=f"api_key:{key.key_id}",
-        namespace=key.namespace.name,
+        namespace=key.namespace_name,
         changes={"name": key.name, "kind": key.kind, **changes},
     )
 
@@ -125,7 +135,7 @@ def revoke_api_key(*, actor: Principal, key_id: str) -> ApiKey:
     if not key_id:
         raise Error.invalid_argument("keyId", "is required")
     try:
-        key = ApiKey.objects.select_for_update().select_related("namespace").get(key_id=key_id)
+        key = ApiKey.objects.select_for_update().get(key_id=key_id)
     except ApiKey.DoesNotExist:
         raise Error.not_found(f"API key {key_id!r} not found") from None
     if key.revoked_at is None:
@@ -134,7 +144,7 @@ def revoke_api_key(*, actor: Principal, key_id: str) -> ApiKey:
         # Once the revocation is visible, every process's key cache forgets the key before the
         # caller is answered (apikeys.keycache).
         transaction.on_commit(lambda: keycache.forget(key.digest, router.db_for_write(ApiKey)))
-        record(actor=actor, action="api_key.revoke", target=f"api_key:{key.key_id}", namespace=key.namespace.name)
+        record(actor=actor, action="api_key.revoke", target=f"api_key:{key.key_id}", namespace=key.namespace_name)
     return key
 
 

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "namespaces",
     "apikeys",
     "workloads",  # app label "containers"
+    "runners",
     "uploads",
     "idempotency",
     "axes",  # throttles /admin/login/ failures (docs/operations.md, "Console login throttle")
@@ -183,15 +184,40 @@ RPC_SERVICES = [
     "workloads.rpc.environments.EnvironmentService",
     "workloads.rpc.workspaces.WorkspaceService",
     "workloads.rpc.egress.EgressService",
+    "runners.rpc.RunnerService",
+    "runners.rpc.RunnerAdminService",
     "uploads.rpc.BucketUploadsService",
 ]
 
-# Backends of the containers services: dotted paths of classes implementing the interfaces
-# in workloads/backends.py. Unset: RunJob records jobs QUEUED for a runtime to pick up;
-# CreateSandbox and BuildEnvironment answer `unimplemented`.
-CONTAINERS_JOB_BACKEND = env.str("CONTAINERS_JOB_BACKEND", default="")
-CONTAINERS_SANDBOX_BACKEND = env.str("CONTAINERS_SANDBOX_BACKEND", default="")
-CONTAINERS_BUILD_BACKEND = env.str("CONTAINERS_BUILD_BACKEND", default="")
+# Workloads run on runners (docs/runners.md), which lease them over containers.runtime.v1.RunnerService.
+# Sandboxes and builds are served only where runners can run them; otherwise CreateSandbox and
+# BuildEnvironment answer `unimplemented`.
+CONTAINERS_SANDBOXES_ENABLED = env.bool("CONTAINERS_SANDBOXES_ENABLED", default=False)
+CONTAINERS_BUILDS_ENABLED = env.bool("CONTAINERS_BUILDS_ENABLED", default=False)
+# Builds: "always", "missing" or "never" pull the image (handed to the runner as Work.pull_policy).
+CONTAINERS_BUILD_PULL_POLICY = env.str("CONTAINERS_BUILD_PULL_POLICY", default="missing")
+if CONTAINERS_BUILD_PULL_POLICY not in ("always", "missing", "never"):
+    raise SettingError(f"CONTAINERS_BUILD_PULL_POLICY={CONTAINERS_BUILD_PULL_POLICY!r}: use always, missing or never")
+# Leases: runners heartbeat every RUNNER_HEARTBEAT_SECONDS; a lease not renewed for
+# RUNNER_LEASE_TTL_SECONDS is lost (the job queued again, at most JOBS_MAX_ATTEMPTS runs in all).
+RUNNER_HEARTBEAT_SECONDS = env.int("RUNNER_HEARTBEAT_SECONDS", default=10)
+RUNNER_LEASE_TTL_SECONDS = env.int("RUNNER_LEASE_TTL_SECONDS", default=40)
+if not 1 <= RUNNER_HEARTBEAT_SECONDS < RUNNER_LEASE_TTL_SECONDS:
+    raise SettingError("RUNNER_HEARTBEAT_SECONDS must be at least 1 and less than RUNNER_LEASE_TTL_SECONDS")
+JOBS_MAX_ATTEMPTS = env.int("JOBS_MAX_ATTEMPTS", default=3)
+# RunJob's timeoutSeconds may not exceed this (0 there means no limit).
+JOBS_MAX_TIMEOUT_SECONDS = env.int("JOBS_MAX_TIMEOUT_SECONDS", default=86400)
+# Seconds between SIGTERM and SIGKILL when a runner stops a cancelled job or a deleted sandbox.
+RUNNER_STOP_GRACE_SECONDS = env.int("RUNNER_STOP_GRACE_SECONDS", default=10)
+# AcquireWork with nothing to do: where NOTIFY wakes long polls (PostgreSQL), a poll waits up
+# to its wait_seconds and looks again every RUNNER_RECHECK_SECONDS (a safety net); elsewhere
+# (SQLite) it answers at once, telling the runner to ask again after RUNNER_POLL_SECONDS.
+RUNNER_RECHECK_SECONDS = env.float("RUNNER_RECHECK_SECONDS", default=10.0)
+RUNNER_POLL_SECONDS = env.int("RUNNER_POLL_SECONDS", default=2)
+# A runner's last-seen time is written at most this often (per server process).
+RUNNER_LAST_SEEN_RESOLUTION_SECONDS = env.int("RUNNER_LAST_SEEN_RESOLUTION_SECONDS", default=5)
+# A job's output is kept up to this many bytes; past it the oldest bytes are dropped.
+JOBS_MAX_LOG_BYTES = env.int("JOBS_MAX_LOG_BYTES", default=1024 * 1024)
 # Domain under which sandboxes are previewed (https://sbx-<id>.<domain>/); unset: GetPreviewUrl is unimplemented.
 CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
 # Egress that GrantEgress always refuses (see namespaces/egress_rules.py): networks

@@ -23,7 +23,7 @@ from namespaces.services import create_namespace
 from tests.support.connect import GRPC_CODES, HTTP_STATUS, PROTOCOLS
 
 # Fixtures kept in tests/support/ and wanted by tests in several folders.
-pytest_plugins = ["tests.support.backend_fixtures"]
+pytest_plugins = ["tests.support.capabilities"]
 
 SYSTEM = Principal.system("tests")
 _STATUS_BEFORE = pytest.StashKey[str | None]()

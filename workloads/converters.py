@@ -13,6 +13,12 @@ _JOB_STATES = {
     Job.State.FAILED: job_pb2.JOB_STATE_FAILED,
     Job.State.CANCELLED: job_pb2.JOB_STATE_CANCELLED,
 }
+_SANDBOX_STATES = {
+    Sandbox.State.PENDING: sandbox_pb2.SANDBOX_STATE_PENDING,
+    Sandbox.State.RUNNING: sandbox_pb2.SANDBOX_STATE_RUNNING,
+    Sandbox.State.STOPPED: sandbox_pb2.SANDBOX_STATE_STOPPED,
+    Sandbox.State.FAILED: sandbox_pb2.SANDBOX_STATE_FAILED,
+}
 _ENVIRONMENT_STATES = {
     Environment.State.REGISTERED: environment_pb2.ENVIRONMENT_STATE_REGISTERED,
     Environment.State.BUILDING: environment_pb2.ENVIRONMENT_STATE_BUILDING,
@@ -43,6 +49,12 @@ def job_to_proto(job: Job, reader: Principal) -> job_pb2.Job:
         create_time=timestamp(job.created_at),
         update_time=timestamp(job.updated_at),
         created_by=job.created_by,
+        exit_code=job.exit_code,
+        start_time=timestamp(job.started_at),
+        end_time=timestamp(job.finished_at),
+        attempt=job.attempt,
+        reason=job.reason,
+        timeout_seconds=job.timeout_seconds,
     )
 
 
@@ -55,6 +67,8 @@ def sandbox_to_proto(sandbox: Sandbox) -> sandbox_pb2.Sandbox:
         agent_key_id=sandbox.agent_key.key_id if sandbox.agent_key else "",
         create_time=timestamp(sandbox.created_at),
         created_by=sandbox.created_by,
+        state=_SANDBOX_STATES[sandbox.state],
+        reason=sandbox.reason,
     )
 
 
@@ -68,6 +82,8 @@ def environment_to_proto(environment: Environment) -> environment_pb2.Environmen
         create_time=timestamp(environment.created_at),
         update_time=timestamp(environment.updated_at),
         created_by=environment.created_by,
+        image_digest=environment.image_digest,
+        reason=environment.reason,
     )
 
 

@@ -29,7 +29,28 @@ class NamespacedResource(models.Model):
         ordering = ["-id"]
 
 
-class Job(NamespacedResource):
+class Leased(models.Model):
+    """Work a runner may lease (workloads.services.leases): who holds it, until when, how often.
+
+    A lease is held while lease_expires_at is set. lease_digest (SHA-256 of the token the
+    runner proves it with) stays after the lease ends, so a retried FinishWork is recognised;
+    `result` is the outcome the runner reported."""
+
+    runner = models.ForeignKey("runners.Runner", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    lease_digest = models.CharField(max_length=64, blank=True, editable=False)
+    lease_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Leases given so far (a released lease gives its attempt back).
+    attempt = models.PositiveIntegerField(default=0, editable=False)
+    cancel_requested = models.BooleanField(default=False, editable=False)
+    result = models.CharField(max_length=16, blank=True, editable=False)
+    # Why it failed, was cancelled or stopped: a short human sentence.
+    reason = models.CharField(max_length=1000, blank=True, editable=False)
+
+    class Meta:
+        abstract = True
+
+
+class Job(NamespacedResource, Leased):
     class State(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -45,9 +66,22 @@ class Job(NamespacedResource):
     env = models.JSONField(default=dict, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
     updated_at = models.DateTimeField(auto_now=True)
+    timeout_seconds = models.PositiveIntegerField(default=0, help_text="0: no limit")
+    exit_code = models.IntegerField(null=True, blank=True, editable=False)
+    started_at = models.DateTimeField(null=True, blank=True, editable=False)
+    finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Bytes of output ever appended (the next offset), and the first one still kept.
+    log_size = models.BigIntegerField(default=0, editable=False)
+    log_start = models.BigIntegerField(default=0, editable=False)
 
     class Meta(NamespacedResource.Meta):
-        indexes = [keyset_index("job", "job_id"), models.Index(fields=["namespace", "state"])]
+        indexes = [
+            keyset_index("job", "job_id"),
+            models.Index(fields=["namespace", "state"]),
+            # The queue (state, then oldest first) and the reaper (state, lease expiry).
+            models.Index(fields=["state", "id"], name="containers_job_queue"),
+            models.Index(fields=["state", "lease_expires_at"], name="containers_job_leases"),
+        ]
 
     def __str__(self):
         return self.job_id
@@ -65,7 +99,15 @@ class Workspace(NamespacedResource):
         return f"{self.workspace_id} ({self.name})"
 
 
-class Sandbox(NamespacedResource):
+class Sandbox(NamespacedResource, Leased):
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        STOPPED = "stopped", "Stopped"
+        FAILED = "failed", "Failed"
+
+    ACTIVE_STATES = (State.PENDING, State.RUNNING)  # what max_sandboxes counts
+
     sandbox_id = models.CharField(max_length=MAX_LENGTH, unique=True, editable=False)
     image = models.CharField(max_length=512)
     # PROTECT: a workspace in use by a sandbox cannot be deleted.
@@ -74,16 +116,21 @@ class Sandbox(NamespacedResource):
     agent_key = models.OneToOneField(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     # The app's key is readable by operators by design (GetAppKey), so it is stored as is.
     app_key = models.CharField(max_length=64, editable=False)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
 
     class Meta(NamespacedResource.Meta):
         verbose_name_plural = "sandboxes"
-        indexes = [keyset_index("sandbox", "sandbox_id")]
+        indexes = [
+            keyset_index("sandbox", "sandbox_id"),
+            models.Index(fields=["state", "id"], name="containers_sandbox_queue"),
+            models.Index(fields=["lease_expires_at"], name="containers_sandbox_leases"),
+        ]
 
     def __str__(self):
         return self.sandbox_id
 
 
-class Environment(NamespacedResource):
+class Environment(NamespacedResource, Leased):
     class State(models.TextChoices):
         REGISTERED = "registered", "Registered"
         BUILDING = "building", "Building"
@@ -95,13 +142,32 @@ class Environment(NamespacedResource):
     image = models.CharField(max_length=512)
     state = models.CharField(max_length=16, choices=State.choices, default=State.REGISTERED)
     updated_at = models.DateTimeField(auto_now=True)
+    image_digest = models.CharField(max_length=200, blank=True, editable=False)
 
     class Meta(NamespacedResource.Meta):
-        indexes = [keyset_index("environment", "environment_id")]
+        indexes = [
+            keyset_index("environment", "environment_id"),
+            models.Index(fields=["state", "id"], name="containers_environment_queue"),
+            models.Index(fields=["lease_expires_at"], name="containers_environment_leases"),
+        ]
         constraints = [models.UniqueConstraint(fields=["namespace", "name"], name="uniq_environment_name")]
 
     def __str__(self):
         return f"{self.environment_id} ({self.name})"
+
+
+class JobLogChunk(models.Model):
+    """A piece of a job's output: bytes [offset, offset + len(data)) of the whole log."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+")
+    offset = models.BigIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "offset"], name="uniq_job_log_chunk")]
+
+    def __str__(self):
+        return f"{self.job_id}@{self.offset}"
 
 
 class EgressGrant(NamespacedResource):

@@ -11,7 +11,7 @@ from controlplane.errors import Error
 from controlplane.lookups import looked_up
 from namespaces.models import Namespace
 
-from .models import EgressEvent, EgressGrant, Environment, Job, Sandbox, Workspace
+from .models import EgressEvent, EgressGrant, Environment, Job, JobLogChunk, Sandbox, Workspace
 
 
 class PublicId(NamedTuple):
@@ -101,3 +101,47 @@ def _related(model: type[Model]) -> tuple[str, ...]:
     if model is Sandbox:
         return ("namespace", "workspace", "agent_key")
     return ("namespace",)
+
+
+MAX_LOG_READ = 1024 * 1024  # bytes per GetJobLogs
+
+
+class LogPage(NamedTuple):
+    data: bytes
+    next_offset: int
+    first_offset: int
+    complete: bool
+
+
+def job_logs(job: Job, offset: int) -> LogPage:
+    """Up to MAX_LOG_READ bytes of the job's output from `offset` (or from the oldest byte kept)."""
+    if offset < 0 or offset > job.log_size:
+        raise Error.invalid_argument("offset", f"must be 0..{job.log_size} (the log's size), got {offset}")
+    start = max(offset, job.log_start)
+    stop = min(job.log_size, start + MAX_LOG_READ)
+    # Chunks are at most 1 MiB (AppendLogs), so the one holding `start` begins within that.
+    chunks = JobLogChunk.objects.filter(job=job, offset__lt=stop, offset__gte=start - MAX_LOG_READ).order_by("offset")
+    pieces = []
+    for chunk_offset, data in chunks.values_list("offset", "data"):
+        data = bytes(data)
+        begin, end = max(start, chunk_offset), min(stop, chunk_offset + len(data))
+        if begin < end:
+            pieces.append(data[begin - chunk_offset : end - chunk_offset])
+    data = b"".join(pieces)
+    if stop < job.log_size:
+        data = _whole_characters(data)
+    next_offset = start + len(data)
+    complete = job.state not in Job.ACTIVE_STATES and next_offset == job.log_size
+    return LogPage(data, next_offset, job.log_start, complete)
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """Drops a UTF-8 sequence cut at the end of a page, so that the next page starts with it."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return data
+        if byte >= 0xC0:  # a lead byte: is its sequence whole?
+            length = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if back >= length else data[:-back]
+    return data

@@ -10,7 +10,7 @@ from .principal import Kind, Principal
 
 
 def principal_to_proto(principal: Principal) -> pb.WhoAmIResponse:
-    is_key = principal.kind in (Kind.API_KEY, Kind.AGENT)
+    is_key = principal.kind in (Kind.API_KEY, Kind.AGENT, Kind.RUNNER)
     return pb.WhoAmIResponse(
         subject=principal.subject or principal.key_id or "",
         name=principal.display_name,

@@ -40,6 +40,7 @@ class Kind(enum.StrEnum):
     ANONYMOUS = "anonymous"
     API_KEY = "api_key"
     AGENT = "agent"
+    RUNNER = "runner"  # may call only containers.runtime.v1.RunnerService
     USER = "user"
     SYSTEM = "system"
 
@@ -90,7 +91,7 @@ class Principal:
 
         Local accounts and OIDC people never share one, whatever the subject: local:root is
         the local account, oidc:<issuer>#root the person the issuer calls root."""
-        if self.kind in (Kind.API_KEY, Kind.AGENT):
+        if self.kind in (Kind.API_KEY, Kind.AGENT, Kind.RUNNER):
             return f"{self.kind.value}:{self.key_id}"
         if self.kind is Kind.USER:
             return local_label(self.subject) if self.issuer is None else oidc_label(self.issuer, self.subject)

@@ -3,7 +3,7 @@
 from controlplane.errors import Code, Error
 
 from .context import present_fields, principal_of
-from .permissions import AdminOnly, Authenticated, NamespaceRole, Permission
+from .permissions import AdminOnly, Authenticated, NamespaceRole, Permission, RunnerOnly
 from .service import Service, rpc
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "Error",
     "NamespaceRole",
     "Permission",
+    "RunnerOnly",
     "Service",
     "present_fields",
     "principal_of",

@@ -27,6 +27,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils.module_loading import import_string
 from google.protobuf.message import Message
 
+from controlplane.auth import Kind
 from controlplane.auth.origin import is_same_origin_request
 from controlplane.errors import Error
 from controlplane.faults.arrival import current_deadline
@@ -112,11 +113,19 @@ class Transaction:
     under READ COMMITTED, where each statement takes its own snapshot anyway. Called inside
     a transaction that is already open (a test's), a read still takes a savepoint, so that a
     statement cancelled at its deadline cannot abort the enclosing transaction.
+
+    Methods declared @rpc(own_transactions=True) open their own, short transactions (a long
+    poll must not hold one, nor a connection, while it waits): they run in autocommit too.
     """
+
+    def __init__(self, own_transactions: frozenset[str] = frozenset()):
+        self.own_transactions = own_transactions
 
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
         deadline = current_deadline.get()  # computed where the request entered
-        autocommit = ctx.method.idempotency_level is IdempotencyLevel.NO_SIDE_EFFECTS and not connection.in_atomic_block
+        autocommit = (
+            ctx.method.idempotency_level is IdempotencyLevel.NO_SIDE_EFFECTS or procedure(ctx) in self.own_transactions
+        ) and not connection.in_atomic_block
         try:
             with (
                 contextlib.nullcontext() if autocommit else transaction.atomic(),
@@ -138,17 +147,26 @@ class Authorize:
         self.permissions = permissions
 
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
-        self.permissions[procedure(ctx)].check(context.principal_of(ctx), request)
+        permission = self.permissions[procedure(ctx)]
+        principal = context.principal_of(ctx)
+        if principal.kind is Kind.RUNNER and not permission.admits_runners:
+            raise Error.permission_denied("runner keys may call only containers.runtime.v1.RunnerService")
+        permission.check(principal, request)
         return call_next(request, ctx)
 
 
-def chain(permissions: Mapping[str, Permission]) -> tuple:
+def chain(permissions: Mapping[str, Permission], own_transactions: frozenset[str] = frozenset()) -> tuple:
     """settings.RPC_INTERCEPTORS, built in the declared order, which is the order they run:
     metadata interceptors (on_start_sync) must all come before those around the handler."""
     built = []
     for path in settings.RPC_INTERCEPTORS:
         factory = import_string(path)
-        built.append(factory(permissions) if issubclass(factory, Authorize) else factory())
+        if issubclass(factory, Authorize):
+            built.append(factory(permissions))
+        elif issubclass(factory, Transaction):
+            built.append(factory(own_transactions))
+        else:
+            built.append(factory())
     around = [i for i, interceptor in enumerate(built) if not hasattr(interceptor, "on_start_sync")]
     for index, interceptor in enumerate(built):
         if hasattr(interceptor, "on_start_sync") and around and index > around[0]:

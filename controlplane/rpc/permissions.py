@@ -12,12 +12,17 @@ from collections.abc import Callable
 
 from google.protobuf.message import Message
 
-from controlplane.auth import Principal, Role
+from controlplane.auth import Kind, Principal, Role
 from controlplane.errors import Error
 
 
 class Permission:
-    """Base authorizer. Subclasses implement `check`."""
+    """Base authorizer. Subclasses implement `check`.
+
+    Runner keys are refused by every permission but RunnerOnly (`admits_runners`): they hold
+    no role and are not admin, and this closes the doors that need neither (Authenticated)."""
+
+    admits_runners = False
 
     def check(self, principal: Principal, request: Message) -> None:
         raise NotImplementedError
@@ -33,6 +38,16 @@ class Authenticated(Permission):
     def check(self, principal, request):
         if not principal.is_authenticated:
             raise Error.unauthenticated(principal.failure or "a credential is required")
+
+
+class RunnerOnly(Permission):
+    """Runner keys, and nobody else: the runner API (containers.runtime.v1.RunnerService)."""
+
+    admits_runners = True
+
+    def check(self, principal, request):
+        if principal.kind is not Kind.RUNNER:
+            raise Error.permission_denied("only runner keys may call the runner API")
 
 
 class AdminOnly(Permission):

@@ -43,7 +43,8 @@ class Registry:
                 raise ImproperlyConfigured(f"{service.descriptor.full_name} is registered twice")
             permissions.update(service.permissions())
         options = {"read_max_bytes": settings.RPC_MAX_REQUEST_BYTES, "compressions": COMPRESSIONS}
-        chain = interceptors.chain(permissions)
+        own = frozenset().union(*(service.own_transactions() for service in services))
+        chain = interceptors.chain(permissions, own)
         served = {
             s.descriptor.full_name: s.application(s, interceptors=chain, codecs=CODECS, **options) for s in services
         }

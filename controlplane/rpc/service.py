@@ -24,11 +24,14 @@ from google.protobuf.descriptor import ServiceDescriptor
 from .permissions import Permission
 
 
-def rpc(*, permission: Permission):
-    """Marks a handler and declares the permission checked before it runs."""
+def rpc(*, permission: Permission, own_transactions: bool = False):
+    """Marks a handler and declares the permission checked before it runs.
+
+    own_transactions: the handler opens its own transactions (interceptors.Transaction)."""
 
     def decorate(handler: Callable) -> Callable:
         handler.rpc_permission = permission
+        handler.rpc_own_transactions = own_transactions
         return handler
 
     return decorate
@@ -62,4 +65,12 @@ class Service:
         return {
             f"{self.descriptor.full_name}/{m.name}": getattr(self, handler_name(m.name)).rpc_permission
             for m in self.descriptor.methods
+        }
+
+    def own_transactions(self) -> set[str]:
+        """Procedures whose handlers open their own transactions."""
+        return {
+            f"{self.descriptor.full_name}/{m.name}"
+            for m in self.descriptor.methods
+            if getattr(self, handler_name(m.name)).rpc_own_transactions
         }

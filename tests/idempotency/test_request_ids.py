@@ -51,7 +51,7 @@ def operator(namespace, make_key):
 
 @pytest.mark.parametrize(("method", "body", "field", "id_field", "model"), CREATES, ids=[c[0] for c in CREATES])
 def test_a_retry_returns_the_original_and_creates_nothing(
-    rpc, backends, operator, method, body, field, id_field, model
+    rpc, capabilities, operator, method, body, field, id_field, model
 ):
     first = rpc(path(method), {**body, "requestId": RID}, token=operator)
     retry = rpc(path(method), {**body, "requestId": RID}, token=operator)
@@ -63,7 +63,7 @@ def test_a_retry_returns_the_original_and_creates_nothing(
     assert rpc(path(method), body, token=operator).body != first.body
 
 
-def test_the_same_id_with_a_different_request_is_invalid_argument(rpc, backends, operator):
+def test_the_same_id_with_a_different_request_is_invalid_argument(rpc, capabilities, operator):
     assert rpc(path("JobService/RunJob"), {"namespace": "team-a", "image": "alpine", "requestId": RID}, token=operator)
     other = rpc(
         path("JobService/RunJob"), {"namespace": "team-a", "image": "busybox", "requestId": RID}, token=operator
@@ -72,7 +72,7 @@ def test_the_same_id_with_a_different_request_is_invalid_argument(rpc, backends,
     assert Job.objects.count() == 1
 
 
-def test_ids_are_per_principal_and_per_method(rpc, backends, operator, make_key):
+def test_ids_are_per_principal_and_per_method(rpc, capabilities, operator, make_key):
     body = {"namespace": "team-a", "image": "alpine", "requestId": RID}
     other_operator = make_key("team-a", Role.OPERATOR)
     mine = rpc(path("JobService/RunJob"), body, token=operator).body["job"]["jobId"]
@@ -82,7 +82,7 @@ def test_ids_are_per_principal_and_per_method(rpc, backends, operator, make_key)
     assert sandbox.status == 200 and Job.objects.count() == 2
 
 
-def test_request_id_limits_name_the_field(rpc, backends, operator):
+def test_request_id_limits_name_the_field(rpc, capabilities, operator):
     for bad, limit in (("x" * 129, "at most 128 characters"), ("has space", "printable ASCII")):
         result = rpc(
             path("JobService/RunJob"), {"namespace": "team-a", "image": "alpine", "requestId": bad}, token=operator
@@ -92,7 +92,7 @@ def test_request_id_limits_name_the_field(rpc, backends, operator):
     assert Job.objects.count() == 0 and RequestRecord.objects.count() == 0
 
 
-def test_a_failed_create_keeps_no_request_id(rpc, backends, operator):
+def test_a_failed_create_keeps_no_request_id(rpc, capabilities, operator):
     """A call that fails (here: an invalid image) records nothing, so its retry runs afresh."""
     bad = rpc(
         path("JobService/RunJob"), {"namespace": "team-a", "image": "NOT AN IMAGE", "requestId": RID}, token=operator
@@ -111,7 +111,7 @@ def test_issue_api_key_retry_names_the_key_and_issues_no_second_one(rpc, admin_k
     assert ApiKey.objects.filter(name="ci").count() == 1
 
 
-def test_purge_request_ids_deletes_only_records_past_the_window(rpc, backends, operator, settings):
+def test_purge_request_ids_deletes_only_records_past_the_window(rpc, capabilities, operator, settings):
     settings.REQUEST_ID_RETENTION_HOURS = 24
     rpc(path("JobService/RunJob"), {"namespace": "team-a", "image": "alpine", "requestId": "old"}, token=operator)
     rpc(path("JobService/RunJob"), {"namespace": "team-a", "image": "alpine", "requestId": "new"}, token=operator)

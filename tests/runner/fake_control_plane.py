@@ -21,8 +21,8 @@ from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 from cpsdk._gen.containers.runtime.v1.runner_connect import RunnerServiceWSGIApplication
 from google.protobuf import duration_pb2, timestamp_pb2
 
-from tests.live import free_port
 from tests.runner.support import IMAGE
+from tests.support.live import free_port
 
 KEY = "cpk_runner-test-key"  # the fake checks it: a runner that sends no key is refused
 

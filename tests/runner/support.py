@@ -20,7 +20,7 @@ from pathlib import Path
 from cprunner.cli import containers_conf
 from cprunner.engines.podman import PodmanEngine
 
-from tests.live import ROOT, stop_process
+from tests.support.live import ROOT, stop_process
 
 IMAGE = "localhost/cp-busybox:latest"
 

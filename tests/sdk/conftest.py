@@ -1,16 +1,16 @@
-"""The SDK and cpctl against a real gunicorn on loopback, with the recording backends so
-every containers method (sandboxes, builds, preview URLs) has something to call."""
+"""The SDK and cpctl against a real gunicorn on loopback, serving every containers method
+(sandboxes, builds, preview URLs)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.support.backend_fixtures import BACKEND_SETTINGS
+from tests.support.capabilities import CAPABILITY_SETTINGS
 from tests.support.live import ServiceProcess
 
 
 @pytest.fixture(scope="session")
 def sdk_service(django_db_setup, django_db_blocker):
-    service = ServiceProcess(env={**BACKEND_SETTINGS, "CONTAINERS_PREVIEW_DOMAIN": "preview.example.test"}).start()
+    service = ServiceProcess(env=CAPABILITY_SETTINGS).start()
     yield service
     service.stop()

@@ -1,15 +1,17 @@
 """A small world of resources in two namespaces, and one well-formed request per method.
 
-Built through the services (as an operator would), with the recording backends configured.
+Built through the services (as an operator would), with the recording capabilities configured.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
+from containers.api.v1 import egress_pb2, environment_pb2, job_pb2, runner_admin_pb2, sandbox_pb2, workspace_pb2
+from containers.runtime.v1 import runner_pb2
 from controlplane.auth import Principal
 from namespaces.services import create_namespace
+from runners.services import issue_runner
 from workloads.services import egress, environments, jobs, sandboxes, workspaces
 
 SYSTEM = Principal.system("tests")
@@ -22,6 +24,8 @@ SERVICES = [
         (environment_pb2, "EnvironmentService"),
         (workspace_pb2, "WorkspaceService"),
         (egress_pb2, "EgressService"),
+        (runner_admin_pb2, "RunnerAdminService"),
+        (runner_pb2, "RunnerService"),
     )
 ]
 # "JobService/RunJob", ... from the proto descriptors: a new method joins every table-driven test.
@@ -29,7 +33,8 @@ METHODS = [f"{service.name}/{method.name}" for service in SERVICES for method in
 
 
 def path(method: str) -> str:
-    return f"containers.api.v1.{method}"
+    package = "containers.runtime.v1" if method.startswith("RunnerService/") else "containers.api.v1"
+    return f"{package}.{method}"
 
 
 @dataclass
@@ -42,6 +47,7 @@ class Resources:
     environment_id: str
     workspace_id: str
     grant_id: str
+    runner_id: str  # a runner serving this namespace only
 
 
 def populate(namespace: str, *, attach_workspace: bool = False) -> Resources:
@@ -61,6 +67,7 @@ def populate(namespace: str, *, attach_workspace: bool = False) -> Resources:
         ).environment_id,
         workspace_id=workspace.workspace_id,
         grant_id=egress.grant_egress(actor=SYSTEM, namespace=namespace, target="api.example.com").grant_id,
+        runner_id=issue_runner(actor=SYSTEM, name="runner", namespaces=[namespace])[0].runner_id,
     )
 
 
@@ -80,6 +87,7 @@ REQUESTS = {
     "JobService/GetJob": lambda r: {"jobId": r.job_id},
     "JobService/ListJobs": lambda r: {"namespace": r.namespace},
     "JobService/CancelJob": lambda r: {"jobId": r.job_id},
+    "JobService/GetJobLogs": lambda r: {"jobId": r.job_id},
     "SandboxService/CreateSandbox": lambda r: {"namespace": r.namespace, "image": "python:3.12"},
     "SandboxService/GetSandbox": lambda r: {"sandboxId": r.sandbox_id},
     "SandboxService/ListSandboxes": lambda r: {"namespace": r.namespace},
@@ -99,4 +107,12 @@ REQUESTS = {
     "EgressService/ListEgressGrants": lambda r: {"namespace": r.namespace},
     "EgressService/ListEgressEvents": lambda r: {"namespace": r.namespace},
     "EgressService/ReportEgressEvent": lambda r: {"sandboxId": r.sandbox_id, "target": "pypi.org:443", "allowed": True},
+    "RunnerAdminService/IssueRunnerKey": lambda r: {"name": "new", "namespaces": [r.namespace]},
+    "RunnerAdminService/ListRunners": lambda r: {},
+    "RunnerAdminService/RevokeRunner": lambda r: {"runnerId": r.runner_id},
+    # Lease calls with a token that holds no lease: past authorization, failed_precondition.
+    "RunnerService/AcquireWork": lambda r: {"kinds": ["WORK_KIND_BUILD"]},
+    "RunnerService/Heartbeat": lambda r: {"workId": r.job_id, "leaseToken": "not-a-lease"},
+    "RunnerService/AppendLogs": lambda r: {"workId": r.job_id, "leaseToken": "not-a-lease", "data": "aGk="},
+    "RunnerService/FinishWork": lambda r: {"workId": r.job_id, "leaseToken": "x", "result": "RESULT_EXITED"},
 }

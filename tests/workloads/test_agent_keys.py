@@ -15,25 +15,27 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def scoped(backends):
+def scoped(capabilities):
     """(resources by namespace, plaintext of the own sandbox's agent key, scoped to its workspace)."""
     resources = world.build(attach_own_workspace=True)
-    return resources, backends.sandboxes.running[resources["own"].sandbox_id]
+    return resources, capabilities.agent_key(resources["own"].sandbox_id)
 
 
-def test_agent_key_goes_to_the_backend_never_to_the_caller(rpc, backends, namespace, make_key):
+def test_agent_key_goes_to_the_runner_never_to_the_caller(rpc, capabilities, namespace, make_key):
     operator = make_key("team-a", Role.OPERATOR)
     result = rpc(path("SandboxService/CreateSandbox"), {"namespace": "team-a", "image": "python:3.12"}, token=operator)
     sandbox = result.body["sandbox"]
-    plaintext = backends.sandboxes.running[sandbox["sandboxId"]]
+    plaintext = capabilities.agent_key(sandbox["sandboxId"])
     assert plaintext.startswith("cpk_")
     assert "cpk_" not in json.dumps(result.body)
-    key = ApiKey.objects.get(key_id=sandbox["agentKeyId"])
+    assert "agentKeyId" not in sandbox  # minted when a runner acquires it
+    acquired = rpc(path("SandboxService/GetSandbox"), {"sandboxId": sandbox["sandboxId"]}, token=operator).body
+    key = ApiKey.objects.get(key_id=acquired["sandbox"]["agentKeyId"])
     assert (key.kind, key.role, key.sandbox_id) == (ApiKey.Kind.AGENT, None, sandbox["sandboxId"])
     assert key.digest != plaintext and plaintext not in key.digest
 
 
-def test_its_workspace_is_served_and_no_other(rpc, scoped, backends):
+def test_its_workspace_is_served_and_no_other(rpc, scoped, capabilities):
     resources, agent = scoped
     own = rpc(path("WorkspaceService/GetWorkspace"), {"workspaceId": resources["own"].workspace_id}, token=agent)
     assert own.body["workspace"]["workspaceId"] == resources["own"].workspace_id
@@ -72,9 +74,9 @@ def test_reports_egress_for_its_own_sandbox(rpc, scoped, make_key):
     assert events[0] == event
 
 
-def test_key_without_workspace_is_served_no_workspace(rpc, backends):
+def test_key_without_workspace_is_served_no_workspace(rpc, capabilities):
     resources = world.build()
-    agent = backends.sandboxes.running[resources["own"].sandbox_id]
+    agent = capabilities.agent_key(resources["own"].sandbox_id)
     result = rpc(path("WorkspaceService/GetWorkspace"), {"workspaceId": resources["own"].workspace_id}, token=agent)
     assert result.code == "permission_denied"
 

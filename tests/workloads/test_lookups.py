@@ -17,7 +17,7 @@ def operator(namespace, make_key):
 
 
 @pytest.fixture
-def job_id(rpc, operator, no_backends):
+def job_id(rpc, operator, no_capabilities):
     job = rpc(path("JobService/RunJob"), {"namespace": "team-a", "image": "alpine"}, token=operator)
     return job.body["job"]["jobId"]
 

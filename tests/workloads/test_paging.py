@@ -31,7 +31,7 @@ def operator(namespace, other_namespace, make_key):
 
 
 @pytest.fixture
-def jobs(rpc, backends, operator):
+def jobs(rpc, capabilities, operator):
     return [
         rpc(path("JobService/RunJob"), {"namespace": "team-a", "image": "alpine"}, token=operator).body["job"]["jobId"]
         for _ in range(3)

@@ -28,11 +28,11 @@ def _counts(create) -> int:
 
 
 @pytest.mark.parametrize("quota", CREATES)
-def test_an_unset_quota_costs_no_count_query(backends, namespace, quota):
+def test_an_unset_quota_costs_no_count_query(capabilities, namespace, quota):
     assert _counts(CREATES[quota]) == 0
 
 
 @pytest.mark.parametrize("quota", CREATES)
-def test_a_set_quota_counts_once(backends, namespace, quota):
+def test_a_set_quota_counts_once(capabilities, namespace, quota):
     update_namespace(actor=SYSTEM, name="team-a", quotas={quota: 5})
     assert _counts(CREATES[quota]) == 1

@@ -1,4 +1,4 @@
-"""Every method of the five containers services × every kind of caller × own/other namespace.
+"""Every method of the containers services (and the runner API) × every kind of caller × own/other namespace.
 
 The expectation is written from the rules (the role table, admins everywhere, the agent
 keys' two doors, the error codes), not read from the code: `ACCESS` is the role table,
@@ -19,6 +19,7 @@ from controlplane.auth import Role
 from controlplane.auth.authenticators import SessionAuthenticator
 from controlplane.auth.oidc import Identity
 from namespaces.services import Binding, update_namespace
+from runners.services import issue_runner
 from tests.conftest import SYSTEM
 from tests.support import world
 from tests.support.world import METHODS, REQUESTS, path
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.django_db
 
 VIEWER, OPERATOR = Role.VIEWER, Role.OPERATOR
 AGENTS_AND_ADMINS = None  # no namespace role suffices
+RUNNERS = "runners"  # runner keys only, and they nothing else
 
 # The role table: VIEWER reads (get/list of every kind, egress events); OPERATOR also mutates.
 ACCESS = {
@@ -34,6 +36,7 @@ ACCESS = {
     "JobService/GetJob": VIEWER,
     "JobService/ListJobs": VIEWER,
     "JobService/CancelJob": OPERATOR,
+    "JobService/GetJobLogs": VIEWER,
     "SandboxService/CreateSandbox": OPERATOR,
     "SandboxService/GetSandbox": VIEWER,
     "SandboxService/ListSandboxes": VIEWER,
@@ -53,6 +56,20 @@ ACCESS = {
     "EgressService/ListEgressGrants": VIEWER,
     "EgressService/ListEgressEvents": VIEWER,
     "EgressService/ReportEgressEvent": AGENTS_AND_ADMINS,
+    "RunnerAdminService/IssueRunnerKey": AGENTS_AND_ADMINS,  # admins only (no door for agents)
+    "RunnerAdminService/ListRunners": AGENTS_AND_ADMINS,
+    "RunnerAdminService/RevokeRunner": AGENTS_AND_ADMINS,
+    "RunnerService/AcquireWork": RUNNERS,
+    "RunnerService/Heartbeat": RUNNERS,
+    "RunnerService/AppendLogs": RUNNERS,
+    "RunnerService/FinishWork": RUNNERS,
+}
+# What a runner key gets from the runner API with the world's requests (no lease is held).
+RUNNER_OUTCOMES = {
+    "RunnerService/AcquireWork": "ok",
+    "RunnerService/Heartbeat": "failed_precondition",
+    "RunnerService/AppendLogs": "failed_precondition",
+    "RunnerService/FinishWork": "failed_precondition",
 }
 # The sandbox agent key: the only doors open to agent keys, each for the one
 # resource the key is bound to ("workspace": its scope, "sandbox": its own sandbox).
@@ -86,12 +103,17 @@ CALLERS = [
     Caller("oidc_operator", "oidc", roles={"own": OPERATOR}),
     Caller("oidc_other_namespace", "oidc", roles={"other": OPERATOR}),
     Caller("oidc_platform_admin", "oidc", admin=True),
+    Caller("runner", "runner"),
 ]
 
 
 def expected(caller: Caller, method: str, target: str) -> str:
     if caller.credential == "none":
         return "unauthenticated"
+    if ACCESS[method] is RUNNERS:
+        return RUNNER_OUTCOMES[method] if caller.credential == "runner" else "permission_denied"
+    if caller.credential == "runner":
+        return "permission_denied"  # no role, not admin, and only the runner API admits it
     if caller.admin:
         return "ok"  # admin passes every namespace check
     if caller.credential == "agent":
@@ -106,14 +128,16 @@ def expected(caller: Caller, method: str, target: str) -> str:
     return "ok"
 
 
-def credential(caller: Caller, resources: dict, backends, make_key, sign_in) -> str | None:
+def credential(caller: Caller, resources: dict, capabilities, make_key, sign_in) -> str | None:
     if caller.credential == "none":
         return None
     if caller.credential == "oidc":
         sign_in(caller, resources)
         return None  # the cp_session cookie is the credential
     if caller.credential == "agent":
-        return backends.sandboxes.running[resources["own"].sandbox_id]
+        return capabilities.agent_key(resources["own"].sandbox_id)
+    if caller.credential == "runner":
+        return issue_runner(actor=SYSTEM, name="matrix runner")[1]
     if caller.admin:
         return make_key(world.OWN, Role.ADMIN)
     ((target, role),) = caller.roles.items()
@@ -147,9 +171,9 @@ def test_tables_cover_every_method():
 @pytest.mark.parametrize("target", ["own", "other"])
 @pytest.mark.parametrize("caller", CALLERS, ids=str)
 @pytest.mark.parametrize("method", METHODS)
-def test_authorization(any_protocol, backends, make_key, sign_in, method, caller, target):
+def test_authorization(any_protocol, capabilities, make_key, sign_in, method, caller, target):
     resources = world.build(attach_own_workspace=caller.workspace_scope)
-    token = credential(caller, resources, backends, make_key, sign_in)
+    token = credential(caller, resources, capabilities, make_key, sign_in)
     request = REQUESTS[method](resources[target])
     result = any_protocol(path(method), request, token=token)
     if result.protocol == "grpc-web" and caller.credential == "oidc":

@@ -22,6 +22,7 @@ class JobService(Service, JobServiceSync):
             image=request.image,
             command=list(request.command),
             env=dict(request.env),
+            timeout_seconds=request.timeout_seconds,
             request_id=request.request_id,
         )
         return pb.RunJobResponse(job=job_to_proto(job, principal_of(ctx)))
@@ -39,3 +40,13 @@ class JobService(Service, JobServiceSync):
     def cancel_job(self, request, ctx):
         job = jobs.cancel_job(actor=principal_of(ctx), job_id=request.job_id)
         return pb.CancelJobResponse(job=job_to_proto(job, principal_of(ctx)))
+
+    @rpc(permission=viewer(Job))
+    def get_job_logs(self, request, ctx):
+        page = selectors.job_logs(selectors.get(Job, request.job_id), request.offset)
+        return pb.GetJobLogsResponse(
+            data=page.data.decode("utf-8", errors="replace"),
+            next_offset=page.next_offset,
+            complete=page.complete,
+            first_offset=page.first_offset,
+        )

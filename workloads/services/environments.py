@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import transaction
 
 from audit.services import record
@@ -7,9 +8,10 @@ from controlplane.auth import Principal
 from controlplane.errors import Error
 from namespaces.validation import validate_namespace_name
 
-from .. import backends, selectors
+from .. import selectors
 from ..ids import new_id
 from ..models import Environment
+from . import signal
 from .common import enforce_quota, idempotent_create, lock_namespace, validate_image
 
 
@@ -37,15 +39,19 @@ def register_environment(*, actor: Principal, namespace: str, name: str, image: 
 
 @transaction.atomic
 def build_environment(*, actor: Principal, environment_id: str) -> Environment:
-    backend = backends.build_backend()
-    if backend is None:
-        raise Error.unimplemented("building environments is not available: no build backend is configured")
+    """Queues a build: a runner resolves the image, then the environment is READY with its
+    digest, or FAILED with a reason (workloads.services.leases)."""
+    if not settings.CONTAINERS_BUILDS_ENABLED:
+        raise Error.unimplemented(
+            "building environments is not available in this deployment (CONTAINERS_BUILDS_ENABLED)"
+        )
     environment = selectors.get(Environment, environment_id, for_update=True)
     if environment.state == Environment.State.BUILDING:
         raise Error.failed_precondition(f"environment {environment_id!r} is already building")
-    backend.build(environment)
     environment.state = Environment.State.BUILDING
-    environment.save(update_fields=["state", "updated_at"])
+    environment.attempt, environment.result, environment.reason, environment.image_digest = 0, "", "", ""
+    environment.save(update_fields=["state", "attempt", "result", "reason", "image_digest", "updated_at"])
+    signal.announce()
     record(
         actor=actor,
         action="environment.build",

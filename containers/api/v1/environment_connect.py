@@ -52,7 +52,7 @@ class EnvironmentService(Protocol):
 
     async def build_environment(self, request: BuildEnvironmentRequest, ctx: RequestContext[BuildEnvironmentRequest, BuildEnvironmentResponse], /) -> BuildEnvironmentResponse:
         """
-        unimplemented when no build backend is configured.
+        unimplemented unless the deployment serves builds (CONTAINERS_BUILDS_ENABLED).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -227,7 +227,7 @@ class EnvironmentServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> BuildEnvironmentResponse:
         """
-        unimplemented when no build backend is configured.
+        unimplemented unless the deployment serves builds (CONTAINERS_BUILDS_ENABLED).
         """
         return await self.execute_unary(
             request=request,
@@ -258,7 +258,7 @@ class EnvironmentServiceSync(Protocol):
 
     def build_environment(self, request: BuildEnvironmentRequest, ctx: RequestContext[BuildEnvironmentRequest, BuildEnvironmentResponse], /) -> BuildEnvironmentResponse:
         """
-        unimplemented when no build backend is configured.
+        unimplemented unless the deployment serves builds (CONTAINERS_BUILDS_ENABLED).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -431,7 +431,7 @@ class EnvironmentServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> BuildEnvironmentResponse:
         """
-        unimplemented when no build backend is configured.
+        unimplemented unless the deployment serves builds (CONTAINERS_BUILDS_ENABLED).
         """
         return self.execute_unary(
             request=request,

@@ -25,7 +25,7 @@ ENVIRONMENT_STATE_READY: EnvironmentState
 ENVIRONMENT_STATE_FAILED: EnvironmentState
 
 class Environment(_message.Message):
-    __slots__ = ("environment_id", "namespace", "name", "image", "state", "create_time", "update_time", "created_by")
+    __slots__ = ("environment_id", "namespace", "name", "image", "state", "create_time", "update_time", "created_by", "image_digest", "reason")
     ENVIRONMENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +34,8 @@ class Environment(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
     CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     environment_id: str
     namespace: str
     name: str
@@ -42,7 +44,9 @@ class Environment(_message.Message):
     create_time: _timestamp_pb2.Timestamp
     update_time: _timestamp_pb2.Timestamp
     created_by: str
-    def __init__(self, environment_id: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., image: _Optional[str] = ..., state: _Optional[_Union[EnvironmentState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ...) -> None: ...
+    image_digest: str
+    reason: str
+    def __init__(self, environment_id: _Optional[str] = ..., namespace: _Optional[str] = ..., name: _Optional[str] = ..., image: _Optional[str] = ..., state: _Optional[_Union[EnvironmentState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ..., image_digest: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class RegisterEnvironmentRequest(_message.Message):
     __slots__ = ("namespace", "name", "image", "request_id")

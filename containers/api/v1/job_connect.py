@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .job_pb2 import CancelJobRequest, CancelJobResponse, GetJobRequest, GetJobResponse, ListJobsRequest, ListJobsResponse, RunJobRequest, RunJobResponse
+from .job_pb2 import CancelJobRequest, CancelJobResponse, GetJobLogsRequest, GetJobLogsResponse, GetJobRequest, GetJobResponse, ListJobsRequest, ListJobsResponse, RunJobRequest, RunJobResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -43,7 +43,7 @@ class JobService(Protocol):
     """
     async def run_job(self, request: RunJobRequest, ctx: RequestContext[RunJobRequest, RunJobResponse], /) -> RunJobResponse:
         """
-        Records the job and hands it to the configured job backend; without one it stays QUEUED.
+        Records the job QUEUED; a runner acquires it (containers.runtime.v1.RunnerService).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -55,7 +55,14 @@ class JobService(Protocol):
 
     async def cancel_job(self, request: CancelJobRequest, ctx: RequestContext[CancelJobRequest, CancelJobResponse], /) -> CancelJobResponse:
         """
-        Only QUEUED or RUNNING jobs can be cancelled.
+        Only QUEUED or RUNNING jobs can be cancelled. A QUEUED job is CANCELLED at once; a
+        RUNNING one stays RUNNING until its runner has stopped the container (then CANCELLED).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_job_logs(self, request: GetJobLogsRequest, ctx: RequestContext[GetJobLogsRequest, GetJobLogsResponse], /) -> GetJobLogsResponse:
+        """
+        The job's output (stdout and stderr as the runner captured them), from `offset` on.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -117,6 +124,17 @@ class JobServiceASGIApplication(ConnectASGIApplication[JobService]):
                     ),
                     function=svc.cancel_job,
                 ),
+                "/containers.api.v1.JobService/GetJobLogs": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetJobLogs",
+                        service_name="containers.api.v1.JobService",
+                        input=GetJobLogsRequest,
+                        output=GetJobLogsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_job_logs,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -166,7 +184,7 @@ class JobServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> RunJobResponse:
         """
-        Records the job and hands it to the configured job backend; without one it stays QUEUED.
+        Records the job QUEUED; a runner acquires it (containers.runtime.v1.RunnerService).
         """
         return await self.execute_unary(
             request=request,
@@ -233,7 +251,8 @@ class JobServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> CancelJobResponse:
         """
-        Only QUEUED or RUNNING jobs can be cancelled.
+        Only QUEUED or RUNNING jobs can be cancelled. A QUEUED job is CANCELLED at once; a
+        RUNNING one stays RUNNING until its runner has stopped the container (then CANCELLED).
         """
         return await self.execute_unary(
             request=request,
@@ -248,6 +267,31 @@ class JobServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_job_logs(
+        self,
+        request: GetJobLogsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetJobLogsResponse:
+        """
+        The job's output (stdout and stderr as the runner captured them), from `offset` on.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetJobLogs",
+                service_name="containers.api.v1.JobService",
+                input=GetJobLogsRequest,
+                output=GetJobLogsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
 
 class JobServiceSync(Protocol):
     """
@@ -255,7 +299,7 @@ class JobServiceSync(Protocol):
     """
     def run_job(self, request: RunJobRequest, ctx: RequestContext[RunJobRequest, RunJobResponse], /) -> RunJobResponse:
         """
-        Records the job and hands it to the configured job backend; without one it stays QUEUED.
+        Records the job QUEUED; a runner acquires it (containers.runtime.v1.RunnerService).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -267,7 +311,14 @@ class JobServiceSync(Protocol):
 
     def cancel_job(self, request: CancelJobRequest, ctx: RequestContext[CancelJobRequest, CancelJobResponse], /) -> CancelJobResponse:
         """
-        Only QUEUED or RUNNING jobs can be cancelled.
+        Only QUEUED or RUNNING jobs can be cancelled. A QUEUED job is CANCELLED at once; a
+        RUNNING one stays RUNNING until its runner has stopped the container (then CANCELLED).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_job_logs(self, request: GetJobLogsRequest, ctx: RequestContext[GetJobLogsRequest, GetJobLogsResponse], /) -> GetJobLogsResponse:
+        """
+        The job's output (stdout and stderr as the runner captured them), from `offset` on.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -327,6 +378,17 @@ class JobServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.cancel_job,
                 ),
+                "/containers.api.v1.JobService/GetJobLogs": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetJobLogs",
+                        service_name="containers.api.v1.JobService",
+                        input=GetJobLogsRequest,
+                        output=GetJobLogsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_job_logs,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -376,7 +438,7 @@ class JobServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> RunJobResponse:
         """
-        Records the job and hands it to the configured job backend; without one it stays QUEUED.
+        Records the job QUEUED; a runner acquires it (containers.runtime.v1.RunnerService).
         """
         return self.execute_unary(
             request=request,
@@ -443,7 +505,8 @@ class JobServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> CancelJobResponse:
         """
-        Only QUEUED or RUNNING jobs can be cancelled.
+        Only QUEUED or RUNNING jobs can be cancelled. A QUEUED job is CANCELLED at once; a
+        RUNNING one stays RUNNING until its runner has stopped the container (then CANCELLED).
         """
         return self.execute_unary(
             request=request,
@@ -457,4 +520,29 @@ class JobServiceClientSync(ConnectClientSync):
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+        )
+    def get_job_logs(
+        self,
+        request: GetJobLogsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetJobLogsResponse:
+        """
+        The job's output (stdout and stderr as the runner captured them), from `offset` on.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetJobLogs",
+                service_name="containers.api.v1.JobService",
+                input=GetJobLogsRequest,
+                output=GetJobLogsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
         )

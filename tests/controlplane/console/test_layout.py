@@ -22,11 +22,9 @@ from audit.services import record
 from controlplane.auth import Role
 from tests.conftest import SYSTEM
 from tests.support import world
-from tests.support.backend_fixtures import BACKEND_SETTINGS
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.support.uploads_factory import add, make_bucket
 from tests.support.uploads_factory import record as upload_record
-from workloads import backends as containers_backends
 
 pytestmark = pytest.mark.e2e
 WIDTH = 1280
@@ -100,10 +98,8 @@ def browser():
 @pytest.fixture
 def console_world(transactional_db, admin_user):
     """Rows for every console page, with long values where the pages once overflowed."""
-    containers_backends._instance.cache_clear()
-    with override_settings(**BACKEND_SETTINGS):
+    with override_settings(CONTAINERS_SANDBOXES_ENABLED=True, CONTAINERS_BUILDS_ENABLED=True):
         world.build(attach_own_workspace=True)
-    containers_backends._instance.cache_clear()
     # Keys as an operator has them: expiring, used, named like people name them, in every state.
     soon = timezone.now() + timedelta(days=90)
     for name, role in (("deploy bot for the nightly release", Role.OPERATOR), ("viewer-demo", Role.VIEWER),

@@ -181,6 +181,8 @@ def binary_value(field, depth: int):
         return st.booleans()
     if field.type == FieldDescriptor.TYPE_STRING:
         return long_strings(field)
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return st.binary(max_size=64)
     return st.floats(allow_nan=True)
 
 

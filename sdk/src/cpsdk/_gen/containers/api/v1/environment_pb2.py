@@ -26,7 +26,7 @@ from cpsdk._gen.controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#containers/api/v1/environment.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n\x0b\x45nvironment\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05image\x18\x04 \x01(\t\x12\x32\n\x05state\x18\x05 \x01(\x0e\x32#.containers.api.v1.EnvironmentState\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x08 \x01(\t\"\x82\x01\n\x1aRegisterEnvironmentRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x14\n\x04name\x18\x02 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1b\n\nrequest_id\x18\x04 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x01\"R\n\x1bRegisterEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"7\n\x15GetEnvironmentRequest\x12\x1e\n\x0e\x65nvironment_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"M\n\x16GetEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"d\n\x17ListEnvironmentsRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"i\n\x18ListEnvironmentsResponse\x12\x34\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.Environment\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"9\n\x17\x42uildEnvironmentRequest\x12\x1e\n\x0e\x65nvironment_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"O\n\x18\x42uildEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment*\xb2\x01\n\x10\x45nvironmentState\x12!\n\x1d\x45NVIRONMENT_STATE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45NVIRONMENT_STATE_REGISTERED\x10\x01\x12\x1e\n\x1a\x45NVIRONMENT_STATE_BUILDING\x10\x02\x12\x1b\n\x17\x45NVIRONMENT_STATE_READY\x10\x03\x12\x1c\n\x18\x45NVIRONMENT_STATE_FAILED\x10\x04\x32\xd5\x03\n\x12\x45nvironmentService\x12t\n\x13RegisterEnvironment\x12-.containers.api.v1.RegisterEnvironmentRequest\x1a..containers.api.v1.RegisterEnvironmentResponse\x12j\n\x0eGetEnvironment\x12(.containers.api.v1.GetEnvironmentRequest\x1a).containers.api.v1.GetEnvironmentResponse\"\x03\x90\x02\x01\x12p\n\x10ListEnvironments\x12*.containers.api.v1.ListEnvironmentsRequest\x1a+.containers.api.v1.ListEnvironmentsResponse\"\x03\x90\x02\x01\x12k\n\x10\x42uildEnvironment\x12*.containers.api.v1.BuildEnvironmentRequest\x1a+.containers.api.v1.BuildEnvironmentResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#containers/api/v1/environment.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa5\x02\n\x0b\x45nvironment\x12\x16\n\x0e\x65nvironment_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05image\x18\x04 \x01(\t\x12\x32\n\x05state\x18\x05 \x01(\x0e\x32#.containers.api.v1.EnvironmentState\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x08 \x01(\t\x12\x14\n\x0cimage_digest\x18\t \x01(\t\x12\x0e\n\x06reason\x18\n \x01(\t\"\x82\x01\n\x1aRegisterEnvironmentRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x14\n\x04name\x18\x02 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1b\n\nrequest_id\x18\x04 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x01\"R\n\x1bRegisterEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"7\n\x15GetEnvironmentRequest\x12\x1e\n\x0e\x65nvironment_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"M\n\x16GetEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment\"d\n\x17ListEnvironmentsRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"i\n\x18ListEnvironmentsResponse\x12\x34\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x1e.containers.api.v1.Environment\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"9\n\x17\x42uildEnvironmentRequest\x12\x1e\n\x0e\x65nvironment_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"O\n\x18\x42uildEnvironmentResponse\x12\x33\n\x0b\x65nvironment\x18\x01 \x01(\x0b\x32\x1e.containers.api.v1.Environment*\xb2\x01\n\x10\x45nvironmentState\x12!\n\x1d\x45NVIRONMENT_STATE_UNSPECIFIED\x10\x00\x12 \n\x1c\x45NVIRONMENT_STATE_REGISTERED\x10\x01\x12\x1e\n\x1a\x45NVIRONMENT_STATE_BUILDING\x10\x02\x12\x1b\n\x17\x45NVIRONMENT_STATE_READY\x10\x03\x12\x1c\n\x18\x45NVIRONMENT_STATE_FAILED\x10\x04\x32\xd5\x03\n\x12\x45nvironmentService\x12t\n\x13RegisterEnvironment\x12-.containers.api.v1.RegisterEnvironmentRequest\x1a..containers.api.v1.RegisterEnvironmentResponse\x12j\n\x0eGetEnvironment\x12(.containers.api.v1.GetEnvironmentRequest\x1a).containers.api.v1.GetEnvironmentResponse\"\x03\x90\x02\x01\x12p\n\x10ListEnvironments\x12*.containers.api.v1.ListEnvironmentsRequest\x1a+.containers.api.v1.ListEnvironmentsResponse\"\x03\x90\x02\x01\x12k\n\x10\x42uildEnvironment\x12*.containers.api.v1.BuildEnvironmentRequest\x1a+.containers.api.v1.BuildEnvironmentResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -53,26 +53,26 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ENVIRONMENTSERVICE'].methods_by_name['GetEnvironment']._serialized_options = b'\220\002\001'
   _globals['_ENVIRONMENTSERVICE'].methods_by_name['ListEnvironments']._loaded_options = None
   _globals['_ENVIRONMENTSERVICE'].methods_by_name['ListEnvironments']._serialized_options = b'\220\002\001'
-  _globals['_ENVIRONMENTSTATE']._serialized_start=1079
-  _globals['_ENVIRONMENTSTATE']._serialized_end=1257
+  _globals['_ENVIRONMENTSTATE']._serialized_start=1117
+  _globals['_ENVIRONMENTSTATE']._serialized_end=1295
   _globals['_ENVIRONMENT']._serialized_start=119
-  _globals['_ENVIRONMENT']._serialized_end=374
-  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_start=377
-  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_end=507
-  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_start=509
-  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_end=591
-  _globals['_GETENVIRONMENTREQUEST']._serialized_start=593
-  _globals['_GETENVIRONMENTREQUEST']._serialized_end=648
-  _globals['_GETENVIRONMENTRESPONSE']._serialized_start=650
-  _globals['_GETENVIRONMENTRESPONSE']._serialized_end=727
-  _globals['_LISTENVIRONMENTSREQUEST']._serialized_start=729
-  _globals['_LISTENVIRONMENTSREQUEST']._serialized_end=829
-  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_start=831
-  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_end=936
-  _globals['_BUILDENVIRONMENTREQUEST']._serialized_start=938
-  _globals['_BUILDENVIRONMENTREQUEST']._serialized_end=995
-  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_start=997
-  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_end=1076
-  _globals['_ENVIRONMENTSERVICE']._serialized_start=1260
-  _globals['_ENVIRONMENTSERVICE']._serialized_end=1729
+  _globals['_ENVIRONMENT']._serialized_end=412
+  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_start=415
+  _globals['_REGISTERENVIRONMENTREQUEST']._serialized_end=545
+  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_start=547
+  _globals['_REGISTERENVIRONMENTRESPONSE']._serialized_end=629
+  _globals['_GETENVIRONMENTREQUEST']._serialized_start=631
+  _globals['_GETENVIRONMENTREQUEST']._serialized_end=686
+  _globals['_GETENVIRONMENTRESPONSE']._serialized_start=688
+  _globals['_GETENVIRONMENTRESPONSE']._serialized_end=765
+  _globals['_LISTENVIRONMENTSREQUEST']._serialized_start=767
+  _globals['_LISTENVIRONMENTSREQUEST']._serialized_end=867
+  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_start=869
+  _globals['_LISTENVIRONMENTSRESPONSE']._serialized_end=974
+  _globals['_BUILDENVIRONMENTREQUEST']._serialized_start=976
+  _globals['_BUILDENVIRONMENTREQUEST']._serialized_end=1033
+  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_start=1035
+  _globals['_BUILDENVIRONMENTRESPONSE']._serialized_end=1114
+  _globals['_ENVIRONMENTSERVICE']._serialized_start=1298
+  _globals['_ENVIRONMENTSERVICE']._serialized_end=1767
 # @@protoc_insertion_point(module_scope)

@@ -26,7 +26,7 @@ from cpsdk._gen.controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63ontainers/api/v1/job.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\x02\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x04 \x03(\t\x12,\n\x03\x65nv\x18\x05 \x03(\x0b\x32\x1f.containers.api.v1.Job.EnvEntry\x12*\n\x05state\x18\x06 \x01(\x0e\x32\x1b.containers.api.v1.JobState\x12/\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\t \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xf0\x01\n\rRunJobRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1b\n\x07\x63ommand\x18\x03 \x03(\tB\n\xea\xe0\x18\x06\x08\x80 \x10\x80\x02\x12\x46\n\x03\x65nv\x18\x04 \x03(\x0b\x32).containers.api.v1.RunJobRequest.EnvEntryB\x0e\xea\xe0\x18\n\x08\x80\x80\x02\x10\x80\x02\x18\x80\x02\x12\x1b\n\nrequest_id\x18\x05 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x01\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x0eRunJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\'\n\rGetJobRequest\x12\x16\n\x06job_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"5\n\x0eGetJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\\\n\x0fListJobsRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"Q\n\x10ListJobsResponse\x12$\n\x04jobs\x18\x01 \x03(\x0b\x32\x16.containers.api.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"*\n\x10\x43\x61ncelJobRequest\x12\x16\n\x06job_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"8\n\x11\x43\x61ncelJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job*\x9a\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x05\x32\xe1\x02\n\nJobService\x12M\n\x06RunJob\x12 .containers.api.v1.RunJobRequest\x1a!.containers.api.v1.RunJobResponse\x12R\n\x06GetJob\x12 .containers.api.v1.GetJobRequest\x1a!.containers.api.v1.GetJobResponse\"\x03\x90\x02\x01\x12X\n\x08ListJobs\x12\".containers.api.v1.ListJobsRequest\x1a#.containers.api.v1.ListJobsResponse\"\x03\x90\x02\x01\x12V\n\tCancelJob\x12#.containers.api.v1.CancelJobRequest\x1a$.containers.api.v1.CancelJobResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63ontainers/api/v1/job.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x04\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x04 \x03(\t\x12,\n\x03\x65nv\x18\x05 \x03(\x0b\x32\x1f.containers.api.v1.Job.EnvEntry\x12*\n\x05state\x18\x06 \x01(\x0e\x32\x1b.containers.api.v1.JobState\x12/\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\t \x01(\t\x12\x16\n\texit_code\x18\n \x01(\x05H\x00\x88\x01\x01\x12.\n\nstart_time\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nd_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x61ttempt\x18\r \x01(\x05\x12\x0e\n\x06reason\x18\x0e \x01(\t\x12\x17\n\x0ftimeout_seconds\x18\x0f \x01(\x05\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x0c\n\n_exit_code\"\x89\x02\n\rRunJobRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1b\n\x07\x63ommand\x18\x03 \x03(\tB\n\xea\xe0\x18\x06\x08\x80 \x10\x80\x02\x12\x46\n\x03\x65nv\x18\x04 \x03(\x0b\x32).containers.api.v1.RunJobRequest.EnvEntryB\x0e\xea\xe0\x18\n\x08\x80\x80\x02\x10\x80\x02\x18\x80\x02\x12\x1b\n\nrequest_id\x18\x05 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x01\x12\x17\n\x0ftimeout_seconds\x18\x06 \x01(\x05\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"5\n\x0eRunJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\'\n\rGetJobRequest\x12\x16\n\x06job_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"5\n\x0eGetJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\"\\\n\x0fListJobsRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"Q\n\x10ListJobsResponse\x12$\n\x04jobs\x18\x01 \x03(\x0b\x32\x16.containers.api.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"*\n\x10\x43\x61ncelJobRequest\x12\x16\n\x06job_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"8\n\x11\x43\x61ncelJobResponse\x12#\n\x03job\x18\x01 \x01(\x0b\x32\x16.containers.api.v1.Job\";\n\x11GetJobLogsRequest\x12\x16\n\x06job_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \x12\x0e\n\x06offset\x18\x02 \x01(\x03\"_\n\x12GetJobLogsResponse\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\t\x12\x13\n\x0bnext_offset\x18\x02 \x01(\x03\x12\x10\n\x08\x63omplete\x18\x03 \x01(\x08\x12\x14\n\x0c\x66irst_offset\x18\x04 \x01(\x03*\x9a\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x05\x32\xc1\x03\n\nJobService\x12M\n\x06RunJob\x12 .containers.api.v1.RunJobRequest\x1a!.containers.api.v1.RunJobResponse\x12R\n\x06GetJob\x12 .containers.api.v1.GetJobRequest\x1a!.containers.api.v1.GetJobResponse\"\x03\x90\x02\x01\x12X\n\x08ListJobs\x12\".containers.api.v1.ListJobsRequest\x1a#.containers.api.v1.ListJobsResponse\"\x03\x90\x02\x01\x12V\n\tCancelJob\x12#.containers.api.v1.CancelJobRequest\x1a$.containers.api.v1.CancelJobResponse\x12^\n\nGetJobLogs\x12$.containers.api.v1.GetJobLogsRequest\x1a%.containers.api.v1.GetJobLogsResponse\"\x03\x90\x02\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -55,34 +55,42 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTJOBSREQUEST'].fields_by_name['page_token']._serialized_options = b'\352\340\030\003\010\200\004'
   _globals['_CANCELJOBREQUEST'].fields_by_name['job_id']._loaded_options = None
   _globals['_CANCELJOBREQUEST'].fields_by_name['job_id']._serialized_options = b'\352\340\030\002\010 '
+  _globals['_GETJOBLOGSREQUEST'].fields_by_name['job_id']._loaded_options = None
+  _globals['_GETJOBLOGSREQUEST'].fields_by_name['job_id']._serialized_options = b'\352\340\030\002\010 '
   _globals['_JOBSERVICE'].methods_by_name['GetJob']._loaded_options = None
   _globals['_JOBSERVICE'].methods_by_name['GetJob']._serialized_options = b'\220\002\001'
   _globals['_JOBSERVICE'].methods_by_name['ListJobs']._loaded_options = None
   _globals['_JOBSERVICE'].methods_by_name['ListJobs']._serialized_options = b'\220\002\001'
-  _globals['_JOBSTATE']._serialized_start=1111
-  _globals['_JOBSTATE']._serialized_end=1265
+  _globals['_JOBSERVICE'].methods_by_name['GetJobLogs']._loaded_options = None
+  _globals['_JOBSERVICE'].methods_by_name['GetJobLogs']._serialized_options = b'\220\002\001'
+  _globals['_JOBSTATE']._serialized_start=1484
+  _globals['_JOBSTATE']._serialized_end=1638
   _globals['_JOB']._serialized_start=111
-  _globals['_JOB']._serialized_end=435
-  _globals['_JOB_ENVENTRY']._serialized_start=393
-  _globals['_JOB_ENVENTRY']._serialized_end=435
-  _globals['_RUNJOBREQUEST']._serialized_start=438
-  _globals['_RUNJOBREQUEST']._serialized_end=678
-  _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_start=393
-  _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_end=435
-  _globals['_RUNJOBRESPONSE']._serialized_start=680
-  _globals['_RUNJOBRESPONSE']._serialized_end=733
-  _globals['_GETJOBREQUEST']._serialized_start=735
-  _globals['_GETJOBREQUEST']._serialized_end=774
-  _globals['_GETJOBRESPONSE']._serialized_start=776
-  _globals['_GETJOBRESPONSE']._serialized_end=829
-  _globals['_LISTJOBSREQUEST']._serialized_start=831
-  _globals['_LISTJOBSREQUEST']._serialized_end=923
-  _globals['_LISTJOBSRESPONSE']._serialized_start=925
-  _globals['_LISTJOBSRESPONSE']._serialized_end=1006
-  _globals['_CANCELJOBREQUEST']._serialized_start=1008
-  _globals['_CANCELJOBREQUEST']._serialized_end=1050
-  _globals['_CANCELJOBRESPONSE']._serialized_start=1052
-  _globals['_CANCELJOBRESPONSE']._serialized_end=1108
-  _globals['_JOBSERVICE']._serialized_start=1268
-  _globals['_JOBSERVICE']._serialized_end=1621
+  _globals['_JOB']._serialized_end=625
+  _globals['_JOB_ENVENTRY']._serialized_start=569
+  _globals['_JOB_ENVENTRY']._serialized_end=611
+  _globals['_RUNJOBREQUEST']._serialized_start=628
+  _globals['_RUNJOBREQUEST']._serialized_end=893
+  _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_start=569
+  _globals['_RUNJOBREQUEST_ENVENTRY']._serialized_end=611
+  _globals['_RUNJOBRESPONSE']._serialized_start=895
+  _globals['_RUNJOBRESPONSE']._serialized_end=948
+  _globals['_GETJOBREQUEST']._serialized_start=950
+  _globals['_GETJOBREQUEST']._serialized_end=989
+  _globals['_GETJOBRESPONSE']._serialized_start=991
+  _globals['_GETJOBRESPONSE']._serialized_end=1044
+  _globals['_LISTJOBSREQUEST']._serialized_start=1046
+  _globals['_LISTJOBSREQUEST']._serialized_end=1138
+  _globals['_LISTJOBSRESPONSE']._serialized_start=1140
+  _globals['_LISTJOBSRESPONSE']._serialized_end=1221
+  _globals['_CANCELJOBREQUEST']._serialized_start=1223
+  _globals['_CANCELJOBREQUEST']._serialized_end=1265
+  _globals['_CANCELJOBRESPONSE']._serialized_start=1267
+  _globals['_CANCELJOBRESPONSE']._serialized_end=1323
+  _globals['_GETJOBLOGSREQUEST']._serialized_start=1325
+  _globals['_GETJOBLOGSREQUEST']._serialized_end=1384
+  _globals['_GETJOBLOGSRESPONSE']._serialized_start=1386
+  _globals['_GETJOBLOGSRESPONSE']._serialized_end=1481
+  _globals['_JOBSERVICE']._serialized_start=1641
+  _globals['_JOBSERVICE']._serialized_end=2090
 # @@protoc_insertion_point(module_scope)

@@ -27,7 +27,7 @@ JOB_STATE_FAILED: JobState
 JOB_STATE_CANCELLED: JobState
 
 class Job(_message.Message):
-    __slots__ = ("job_id", "namespace", "image", "command", "env", "state", "create_time", "update_time", "created_by")
+    __slots__ = ("job_id", "namespace", "image", "command", "env", "state", "create_time", "update_time", "created_by", "exit_code", "start_time", "end_time", "attempt", "reason", "timeout_seconds")
     class EnvEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -44,6 +44,12 @@ class Job(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
     CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     namespace: str
     image: str
@@ -53,10 +59,16 @@ class Job(_message.Message):
     create_time: _timestamp_pb2.Timestamp
     update_time: _timestamp_pb2.Timestamp
     created_by: str
-    def __init__(self, job_id: _Optional[str] = ..., namespace: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., env: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[JobState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ...) -> None: ...
+    exit_code: int
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    attempt: int
+    reason: str
+    timeout_seconds: int
+    def __init__(self, job_id: _Optional[str] = ..., namespace: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., env: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[JobState, str]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ..., exit_code: _Optional[int] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., reason: _Optional[str] = ..., timeout_seconds: _Optional[int] = ...) -> None: ...
 
 class RunJobRequest(_message.Message):
-    __slots__ = ("namespace", "image", "command", "env", "request_id")
+    __slots__ = ("namespace", "image", "command", "env", "request_id", "timeout_seconds")
     class EnvEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -69,12 +81,14 @@ class RunJobRequest(_message.Message):
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     image: str
     command: _containers.RepeatedScalarFieldContainer[str]
     env: _containers.ScalarMap[str, str]
     request_id: str
-    def __init__(self, namespace: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., env: _Optional[_Mapping[str, str]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    timeout_seconds: int
+    def __init__(self, namespace: _Optional[str] = ..., image: _Optional[str] = ..., command: _Optional[_Iterable[str]] = ..., env: _Optional[_Mapping[str, str]] = ..., request_id: _Optional[str] = ..., timeout_seconds: _Optional[int] = ...) -> None: ...
 
 class RunJobResponse(_message.Message):
     __slots__ = ("job",)
@@ -123,3 +137,23 @@ class CancelJobResponse(_message.Message):
     JOB_FIELD_NUMBER: _ClassVar[int]
     job: Job
     def __init__(self, job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
+
+class GetJobLogsRequest(_message.Message):
+    __slots__ = ("job_id", "offset")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    offset: int
+    def __init__(self, job_id: _Optional[str] = ..., offset: _Optional[int] = ...) -> None: ...
+
+class GetJobLogsResponse(_message.Message):
+    __slots__ = ("data", "next_offset", "complete", "first_offset")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    NEXT_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    next_offset: int
+    complete: bool
+    first_offset: int
+    def __init__(self, data: _Optional[str] = ..., next_offset: _Optional[int] = ..., complete: _Optional[bool] = ..., first_offset: _Optional[int] = ...) -> None: ...

@@ -44,7 +44,7 @@ class SandboxService(Protocol):
     """
     async def create_sandbox(self, request: CreateSandboxRequest, ctx: RequestContext[CreateSandboxRequest, CreateSandboxResponse], /) -> CreateSandboxResponse:
         """
-        unimplemented when no sandbox backend is configured.
+        unimplemented unless the deployment serves sandboxes (CONTAINERS_SANDBOXES_ENABLED).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -199,7 +199,7 @@ class SandboxServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> CreateSandboxResponse:
         """
-        unimplemented when no sandbox backend is configured.
+        unimplemented unless the deployment serves sandboxes (CONTAINERS_SANDBOXES_ENABLED).
         """
         return await self.execute_unary(
             request=request,
@@ -336,7 +336,7 @@ class SandboxServiceSync(Protocol):
     """
     def create_sandbox(self, request: CreateSandboxRequest, ctx: RequestContext[CreateSandboxRequest, CreateSandboxResponse], /) -> CreateSandboxResponse:
         """
-        unimplemented when no sandbox backend is configured.
+        unimplemented unless the deployment serves sandboxes (CONTAINERS_SANDBOXES_ENABLED).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -489,7 +489,7 @@ class SandboxServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> CreateSandboxResponse:
         """
-        unimplemented when no sandbox backend is configured.
+        unimplemented unless the deployment serves sandboxes (CONTAINERS_SANDBOXES_ENABLED).
         """
         return self.execute_unary(
             request=request,

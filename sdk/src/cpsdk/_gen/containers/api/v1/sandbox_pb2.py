@@ -26,7 +26,7 @@ from cpsdk._gen.controlplane import limits_pb2 as controlplane_dot_limits__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63ontainers/api/v1/sandbox.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb0\x01\n\x07Sandbox\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x14\n\x0c\x61gent_key_id\x18\x05 \x01(\t\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x07 \x01(\t\"\x84\x01\n\x14\x43reateSandboxRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1c\n\x0cworkspace_id\x18\x03 \x01(\tB\x06\xea\xe0\x18\x02\x08 \x12\x1b\n\nrequest_id\x18\x04 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x01\"D\n\x15\x43reateSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"/\n\x11GetSandboxRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"A\n\x12GetSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"a\n\x14ListSandboxesRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"_\n\x15ListSandboxesResponse\x12-\n\tsandboxes\x18\x01 \x03(\x0b\x32\x1a.containers.api.v1.Sandbox\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"2\n\x14\x44\x65leteSandboxRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"\x17\n\x15\x44\x65leteSandboxResponse\"2\n\x14GetPreviewUrlRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"$\n\x15GetPreviewUrlResponse\x12\x0b\n\x03url\x18\x01 \x01(\t\".\n\x10GetAppKeyRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"$\n\x11GetAppKeyResponse\x12\x0f\n\x07\x61pp_key\x18\x01 \x01(\t2\xe7\x04\n\x0eSandboxService\x12\x62\n\rCreateSandbox\x12\'.containers.api.v1.CreateSandboxRequest\x1a(.containers.api.v1.CreateSandboxResponse\x12^\n\nGetSandbox\x12$.containers.api.v1.GetSandboxRequest\x1a%.containers.api.v1.GetSandboxResponse\"\x03\x90\x02\x01\x12g\n\rListSandboxes\x12\'.containers.api.v1.ListSandboxesRequest\x1a(.containers.api.v1.ListSandboxesResponse\"\x03\x90\x02\x01\x12\x62\n\rDeleteSandbox\x12\'.containers.api.v1.DeleteSandboxRequest\x1a(.containers.api.v1.DeleteSandboxResponse\x12g\n\rGetPreviewUrl\x12\'.containers.api.v1.GetPreviewUrlRequest\x1a(.containers.api.v1.GetPreviewUrlResponse\"\x03\x90\x02\x01\x12[\n\tGetAppKey\x12#.containers.api.v1.GetAppKeyRequest\x1a$.containers.api.v1.GetAppKeyResponse\"\x03\x90\x02\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x63ontainers/api/v1/sandbox.proto\x12\x11\x63ontainers.api.v1\x1a\x19\x63ontrolplane/limits.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf0\x01\n\x07Sandbox\x12\x12\n\nsandbox_id\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\r\n\x05image\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x14\n\x0c\x61gent_key_id\x18\x05 \x01(\t\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\ncreated_by\x18\x07 \x01(\t\x12.\n\x05state\x18\x08 \x01(\x0e\x32\x1f.containers.api.v1.SandboxState\x12\x0e\n\x06reason\x18\t \x01(\t\"\x84\x01\n\x14\x43reateSandboxRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x16\n\x05image\x18\x02 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\x12\x1c\n\x0cworkspace_id\x18\x03 \x01(\tB\x06\xea\xe0\x18\x02\x08 \x12\x1b\n\nrequest_id\x18\x04 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x01\"D\n\x15\x43reateSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"/\n\x11GetSandboxRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"A\n\x12GetSandboxResponse\x12+\n\x07sandbox\x18\x01 \x01(\x0b\x32\x1a.containers.api.v1.Sandbox\"a\n\x14ListSandboxesRequest\x12\x19\n\tnamespace\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08?\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x1b\n\npage_token\x18\x03 \x01(\tB\x07\xea\xe0\x18\x03\x08\x80\x04\"_\n\x15ListSandboxesResponse\x12-\n\tsandboxes\x18\x01 \x03(\x0b\x32\x1a.containers.api.v1.Sandbox\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"2\n\x14\x44\x65leteSandboxRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"\x17\n\x15\x44\x65leteSandboxResponse\"2\n\x14GetPreviewUrlRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"$\n\x15GetPreviewUrlResponse\x12\x0b\n\x03url\x18\x01 \x01(\t\".\n\x10GetAppKeyRequest\x12\x1a\n\nsandbox_id\x18\x01 \x01(\tB\x06\xea\xe0\x18\x02\x08 \"$\n\x11GetAppKeyResponse\x12\x0f\n\x07\x61pp_key\x18\x01 \x01(\t*\x98\x01\n\x0cSandboxState\x12\x1d\n\x19SANDBOX_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15SANDBOX_STATE_PENDING\x10\x01\x12\x19\n\x15SANDBOX_STATE_RUNNING\x10\x02\x12\x19\n\x15SANDBOX_STATE_STOPPED\x10\x03\x12\x18\n\x14SANDBOX_STATE_FAILED\x10\x04\x32\xe7\x04\n\x0eSandboxService\x12\x62\n\rCreateSandbox\x12\'.containers.api.v1.CreateSandboxRequest\x1a(.containers.api.v1.CreateSandboxResponse\x12^\n\nGetSandbox\x12$.containers.api.v1.GetSandboxRequest\x1a%.containers.api.v1.GetSandboxResponse\"\x03\x90\x02\x01\x12g\n\rListSandboxes\x12\'.containers.api.v1.ListSandboxesRequest\x1a(.containers.api.v1.ListSandboxesResponse\"\x03\x90\x02\x01\x12\x62\n\rDeleteSandbox\x12\'.containers.api.v1.DeleteSandboxRequest\x1a(.containers.api.v1.DeleteSandboxResponse\x12g\n\rGetPreviewUrl\x12\'.containers.api.v1.GetPreviewUrlRequest\x1a(.containers.api.v1.GetPreviewUrlResponse\"\x03\x90\x02\x01\x12[\n\tGetAppKey\x12#.containers.api.v1.GetAppKeyRequest\x1a$.containers.api.v1.GetAppKeyResponse\"\x03\x90\x02\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -61,32 +61,34 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SANDBOXSERVICE'].methods_by_name['GetPreviewUrl']._serialized_options = b'\220\002\001'
   _globals['_SANDBOXSERVICE'].methods_by_name['GetAppKey']._loaded_options = None
   _globals['_SANDBOXSERVICE'].methods_by_name['GetAppKey']._serialized_options = b'\220\002\001'
+  _globals['_SANDBOXSTATE']._serialized_start=1128
+  _globals['_SANDBOXSTATE']._serialized_end=1280
   _globals['_SANDBOX']._serialized_start=115
-  _globals['_SANDBOX']._serialized_end=291
-  _globals['_CREATESANDBOXREQUEST']._serialized_start=294
-  _globals['_CREATESANDBOXREQUEST']._serialized_end=426
-  _globals['_CREATESANDBOXRESPONSE']._serialized_start=428
-  _globals['_CREATESANDBOXRESPONSE']._serialized_end=496
-  _globals['_GETSANDBOXREQUEST']._serialized_start=498
-  _globals['_GETSANDBOXREQUEST']._serialized_end=545
-  _globals['_GETSANDBOXRESPONSE']._serialized_start=547
-  _globals['_GETSANDBOXRESPONSE']._serialized_end=612
-  _globals['_LISTSANDBOXESREQUEST']._serialized_start=614
-  _globals['_LISTSANDBOXESREQUEST']._serialized_end=711
-  _globals['_LISTSANDBOXESRESPONSE']._serialized_start=713
-  _globals['_LISTSANDBOXESRESPONSE']._serialized_end=808
-  _globals['_DELETESANDBOXREQUEST']._serialized_start=810
-  _globals['_DELETESANDBOXREQUEST']._serialized_end=860
-  _globals['_DELETESANDBOXRESPONSE']._serialized_start=862
-  _globals['_DELETESANDBOXRESPONSE']._serialized_end=885
-  _globals['_GETPREVIEWURLREQUEST']._serialized_start=887
-  _globals['_GETPREVIEWURLREQUEST']._serialized_end=937
-  _globals['_GETPREVIEWURLRESPONSE']._serialized_start=939
-  _globals['_GETPREVIEWURLRESPONSE']._serialized_end=975
-  _globals['_GETAPPKEYREQUEST']._serialized_start=977
-  _globals['_GETAPPKEYREQUEST']._serialized_end=1023
-  _globals['_GETAPPKEYRESPONSE']._serialized_start=1025
-  _globals['_GETAPPKEYRESPONSE']._serialized_end=1061
-  _globals['_SANDBOXSERVICE']._serialized_start=1064
-  _globals['_SANDBOXSERVICE']._serialized_end=1679
+  _globals['_SANDBOX']._serialized_end=355
+  _globals['_CREATESANDBOXREQUEST']._serialized_start=358
+  _globals['_CREATESANDBOXREQUEST']._serialized_end=490
+  _globals['_CREATESANDBOXRESPONSE']._serialized_start=492
+  _globals['_CREATESANDBOXRESPONSE']._serialized_end=560
+  _globals['_GETSANDBOXREQUEST']._serialized_start=562
+  _globals['_GETSANDBOXREQUEST']._serialized_end=609
+  _globals['_GETSANDBOXRESPONSE']._serialized_start=611
+  _globals['_GETSANDBOXRESPONSE']._serialized_end=676
+  _globals['_LISTSANDBOXESREQUEST']._serialized_start=678
+  _globals['_LISTSANDBOXESREQUEST']._serialized_end=775
+  _globals['_LISTSANDBOXESRESPONSE']._serialized_start=777
+  _globals['_LISTSANDBOXESRESPONSE']._serialized_end=872
+  _globals['_DELETESANDBOXREQUEST']._serialized_start=874
+  _globals['_DELETESANDBOXREQUEST']._serialized_end=924
+  _globals['_DELETESANDBOXRESPONSE']._serialized_start=926
+  _globals['_DELETESANDBOXRESPONSE']._serialized_end=949
+  _globals['_GETPREVIEWURLREQUEST']._serialized_start=951
+  _globals['_GETPREVIEWURLREQUEST']._serialized_end=1001
+  _globals['_GETPREVIEWURLRESPONSE']._serialized_start=1003
+  _globals['_GETPREVIEWURLRESPONSE']._serialized_end=1039
+  _globals['_GETAPPKEYREQUEST']._serialized_start=1041
+  _globals['_GETAPPKEYREQUEST']._serialized_end=1087
+  _globals['_GETAPPKEYRESPONSE']._serialized_start=1089
+  _globals['_GETAPPKEYRESPONSE']._serialized_end=1125
+  _globals['_SANDBOXSERVICE']._serialized_start=1283
+  _globals['_SANDBOXSERVICE']._serialized_end=1898
 # @@protoc_insertion_point(module_scope)

@@ -3,6 +3,7 @@ import datetime
 from cpsdk._gen.controlplane import limits_pb2 as _limits_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -10,8 +11,21 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SandboxState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SANDBOX_STATE_UNSPECIFIED: _ClassVar[SandboxState]
+    SANDBOX_STATE_PENDING: _ClassVar[SandboxState]
+    SANDBOX_STATE_RUNNING: _ClassVar[SandboxState]
+    SANDBOX_STATE_STOPPED: _ClassVar[SandboxState]
+    SANDBOX_STATE_FAILED: _ClassVar[SandboxState]
+SANDBOX_STATE_UNSPECIFIED: SandboxState
+SANDBOX_STATE_PENDING: SandboxState
+SANDBOX_STATE_RUNNING: SandboxState
+SANDBOX_STATE_STOPPED: SandboxState
+SANDBOX_STATE_FAILED: SandboxState
+
 class Sandbox(_message.Message):
-    __slots__ = ("sandbox_id", "namespace", "image", "workspace_id", "agent_key_id", "create_time", "created_by")
+    __slots__ = ("sandbox_id", "namespace", "image", "workspace_id", "agent_key_id", "create_time", "created_by", "state", "reason")
     SANDBOX_ID_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     IMAGE_FIELD_NUMBER: _ClassVar[int]
@@ -19,6 +33,8 @@ class Sandbox(_message.Message):
     AGENT_KEY_ID_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     sandbox_id: str
     namespace: str
     image: str
@@ -26,7 +42,9 @@ class Sandbox(_message.Message):
     agent_key_id: str
     create_time: _timestamp_pb2.Timestamp
     created_by: str
-    def __init__(self, sandbox_id: _Optional[str] = ..., namespace: _Optional[str] = ..., image: _Optional[str] = ..., workspace_id: _Optional[str] = ..., agent_key_id: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ...) -> None: ...
+    state: SandboxState
+    reason: str
+    def __init__(self, sandbox_id: _Optional[str] = ..., namespace: _Optional[str] = ..., image: _Optional[str] = ..., workspace_id: _Optional[str] = ..., agent_key_id: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_by: _Optional[str] = ..., state: _Optional[_Union[SandboxState, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class CreateSandboxRequest(_message.Message):
     __slots__ = ("namespace", "image", "workspace_id", "request_id")

@@ -1,0 +1,145 @@
+"""The lease service in process: statements, log cap, sandboxes' keys, lost leases, commands, console."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apikeys.models import ApiKey
+from containers.runtime.v1 import runner_pb2 as pb
+from controlplane.auth import Kind, Principal, Role
+from runners.models import Runner
+from runners.services import issue_runner
+from workloads import selectors
+from workloads.models import Job, Sandbox
+from workloads.services import jobs, leases, sandboxes
+
+pytestmark = pytest.mark.django_db
+SYSTEM = Principal.system("tests")
+
+
+@pytest.fixture
+def runner(namespace):
+    record, _ = issue_runner(actor=SYSTEM, name="runner")
+    return record, Principal(kind=Kind.RUNNER, key_id=record.key.key_id)
+
+
+def acquire(runner, *kinds):
+    record, principal = runner
+    return leases.claim(principal, record, kinds or leases.KINDS)
+
+
+def test_a_heartbeat_is_one_statement(runner):
+    jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
+    work = acquire(runner)
+    with CaptureQueriesContext(connection) as captured:
+        leases.heartbeat(work_id=work.work_id, lease_token=work.lease_token, running=True)
+    assert len(captured) == 1 and captured[0]["sql"].startswith("UPDATE")
+
+
+def test_the_log_keeps_its_tail_within_the_cap(runner, settings):
+    settings.JOBS_MAX_LOG_BYTES = 10
+    job = jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
+    work = acquire(runner)
+    assert leases.append_logs(work_id=work.work_id, lease_token=work.lease_token, offset=0, data=b"01234567") == 8
+    assert leases.append_logs(work_id=work.work_id, lease_token=work.lease_token, offset=8, data=b"89abcdef") == 16
+    job.refresh_from_db()
+    assert (job.log_start, job.log_size) == (6, 16)
+    page = selectors.job_logs(job, 0)
+    assert (page.data, page.next_offset, page.first_offset, page.complete) == (b"6789abcdef", 16, 6, False)
+    with pytest.raises(Exception, match="at most 1048576 bytes"):
+        leases.append_logs(work_id=work.work_id, lease_token=work.lease_token, offset=16, data=b"x" * (1024 * 1024 + 1))
+
+
+def test_a_page_never_ends_inside_a_character(runner, settings, monkeypatch):
+    monkeypatch.setattr(selectors, "MAX_LOG_READ", 4)
+    job = jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
+    work = acquire(runner)
+    leases.append_logs(work_id=work.work_id, lease_token=work.lease_token, offset=0, data="abcé!".encode())
+    job.refresh_from_db()
+    first = selectors.job_logs(job, 0)
+    assert first.data == b"abc" and selectors.job_logs(job, first.next_offset).data == "é!".encode()
+
+
+def test_run_job_timeout_is_validated(namespace, settings):
+    settings.JOBS_MAX_TIMEOUT_SECONDS = 60
+    with pytest.raises(Exception, match="timeoutSeconds") as refused:
+        jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox", timeout_seconds=61)
+    assert refused.value.code.wire_name == "invalid_argument"
+    assert jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox", timeout_seconds=60).timeout_seconds == 60
+
+
+def test_a_released_sandbox_gets_a_new_key_and_the_old_one_is_revoked(runner, settings):
+    settings.CONTAINERS_SANDBOXES_ENABLED = True
+    sandbox = sandboxes.create_sandbox(actor=SYSTEM, namespace="team-a", image="busybox")
+    first = acquire(runner, leases.SANDBOX)
+    leases.finish_work(
+        principal=runner[1], work_id=first.work_id, lease_token=first.lease_token, result=pb.RESULT_RELEASED
+    )
+    second = acquire(runner, leases.SANDBOX)
+    assert second.attempt == 1 and second.agent_key != first.agent_key
+    keys = ApiKey.objects.filter(sandbox_id=sandbox.sandbox_id)
+    assert sorted(k.revoked_at is None for k in keys) == [False, True]
+
+
+def test_a_lost_sandbox_fails_and_its_key_is_revoked(runner, settings):
+    settings.CONTAINERS_SANDBOXES_ENABLED = True
+    sandbox = sandboxes.create_sandbox(actor=SYSTEM, namespace="team-a", image="busybox")
+    acquire(runner, leases.SANDBOX)
+    Sandbox.objects.filter(pk=sandbox.pk).update(lease_expires_at="2000-01-01T00:00:00Z")
+    out = io.StringIO()
+    call_command("reap_leases", stdout=out)
+    assert out.getvalue().strip() == "1 lease(s) ended"
+    sandbox.refresh_from_db()
+    assert (sandbox.state, sandbox.reason) == (Sandbox.State.FAILED, "runner lost (lease expired)")
+    assert ApiKey.objects.get(sandbox_id=sandbox.sandbox_id).revoked_at is not None
+
+
+def test_runner_commands(namespace):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("issue_runner_key", "--name", "host-7", "--namespace", "team-a", stdout=out, stderr=err)
+    plaintext = out.getvalue().strip().splitlines()[-1]
+    runner = Runner.objects.get()
+    assert plaintext.startswith("cpk_") and runner.namespaces == ["team-a"] and runner.runner_id in err.getvalue()
+    assert runner.key.kind == ApiKey.Kind.RUNNER and plaintext not in runner.key.digest
+    listed = io.StringIO()
+    call_command("list_runners", stdout=listed)
+    assert listed.getvalue().startswith(f"{runner.runner_id}\tactive\tnever\t0\tteam-a\thost-7")
+    call_command("revoke_runner", runner.runner_id, stdout=io.StringIO())
+    listed = io.StringIO()
+    call_command("list_runners", stdout=listed)
+    assert "\trevoked\t" in listed.getvalue()
+
+
+def test_console_shows_runners_and_a_jobs_outcome_and_log_tail(client, runner, django_user_model):
+    job = jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox", command=["false"])
+    work = acquire(runner)
+    leases.append_logs(work_id=work.work_id, lease_token=work.lease_token, offset=0, data=b"it broke\n")
+    leases.finish_work(
+        principal=runner[1], work_id=work.work_id, lease_token=work.lease_token, result=pb.RESULT_EXITED, exit_code=1
+    )
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.test", "x"))
+    listing = client.get("/admin/runners/runner/").content.decode()
+    assert runner[0].runner_id in listing and "Work held" in listing
+    page = client.get(f"/admin/containers/job/{job.pk}/change/").content.decode()
+    assert "it broke" in page and "exited with code 1" in page
+    issue = client.post("/admin/runners/runner/issue/", {"name": "from the console", "namespaces": "team-a"})
+    assert issue.status_code == 200 and "cpk_" in issue.content.decode()
+    assert Runner.objects.filter(name="from the console", namespaces=["team-a"]).exists()
+    assert Job.objects.get(pk=job.pk).state == Job.State.FAILED
+
+
+def test_viewer_reads_logs_over_rpc_and_another_namespace_cannot(rpc, runner, make_key, other_namespace):
+    job = jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
+    work = acquire(runner)
+    leases.append_logs(work_id=work.work_id, lease_token=work.lease_token, offset=0, data=b"hello\n")
+    path = "containers.api.v1.JobService/GetJobLogs"
+    page = rpc(path, {"jobId": job.job_id}, token=make_key("team-a", Role.VIEWER)).body
+    assert page == {"data": "hello\n", "nextOffset": "6"}
+    assert rpc(path, {"jobId": job.job_id}, token=make_key("team-b", Role.VIEWER)).code == "permission_denied"
+    past = rpc(path, {"jobId": job.job_id, "offset": 7}, token=make_key("team-a", Role.VIEWER))
+    assert past.code == "invalid_argument" and "offset" in past.body["message"]
