@@ -38,6 +38,8 @@ import psycopg
 from django.conf import settings
 from django.db import connections
 
+from controlplane.observability import metrics
+
 logger = logging.getLogger(__name__)
 
 CHANNEL = "apikeys_changed"
@@ -95,6 +97,7 @@ class KeyCache:
                 self._entries.popitem(last=False)
 
     def evict(self, digest: str) -> None:
+        metrics.record_key_cache_invalidation()
         with self._lock:
             self._generation += 1
             if digest == FLUSH:

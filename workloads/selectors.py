@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db.models import Model, Q
+from django.db.models import Count, Model, Q
 
 from controlplane.errors import Error
 from controlplane.rpc import looked_up
@@ -101,3 +101,8 @@ def _related(model: type[Model]) -> tuple[str, ...]:
     if model is Sandbox:
         return ("namespace", "workspace", "agent_key")
     return ("namespace",)
+
+
+def job_counts_by_state() -> dict[str, int]:
+    """How many jobs are in each state, across namespaces (the work queue, for /metrics)."""
+    return dict(Job.objects.order_by().values_list("state").annotate(count=Count("pk")))

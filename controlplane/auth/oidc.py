@@ -265,6 +265,8 @@ def username_for(subject: str) -> str:
 class JwtAuthenticator:
     """Bearer tokens that are not cpk_ keys: JWTs from the identity provider, verified locally."""
 
+    name = "oidc_jwt"  # the authenticator label of controlplane_authentications_total
+
     def accepts(self, token: str) -> bool:
         return not token.startswith("cpk_")
 

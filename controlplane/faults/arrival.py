@@ -95,6 +95,11 @@ def remaining_seconds(default: float) -> float:
     return max(0.0, min(default, deadline - time.monotonic()))
 
 
+def is_trusted_peer(environ) -> bool:
+    """Whether the request came through one of TRUSTED_PROXIES, whose headers may be believed."""
+    return _is_trusted(environ.get("REMOTE_ADDR", ""), None)
+
+
 def _is_trusted(address: str, trusted_proxies) -> bool:
     if trusted_proxies is None:
         from django.conf import settings

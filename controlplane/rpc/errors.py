@@ -19,6 +19,7 @@ from protobuf.wkt import Any
 from controlplane.errors import Error
 from controlplane.faults.arrival import current_deadline
 from controlplane.faults.database import unavailable_error
+from controlplane.observability import metrics
 
 from . import context
 
@@ -46,6 +47,7 @@ def _classify(exc: Exception, procedure: str) -> Error:
         return Error.deadline_exceeded()
     outage = unavailable_error(exc)
     if outage is not None:
+        metrics.record_database_unavailable()
         # The error's class only: driver messages can carry connection details.
         logger.info("database unavailable in /%s: %s", procedure, type(exc.__cause__ or exc).__name__)
         return outage

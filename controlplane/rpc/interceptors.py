@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 
 from controlplane.auth.origin import is_same_origin_request
 from controlplane.errors import Error
+from controlplane.observability.interceptors import chain as observability_chain
 
 from . import context
 from .deadline import database_deadline, is_cancellation
@@ -138,4 +139,16 @@ class Authorize:
 
 
 def chain(permissions: Mapping[str, Permission]) -> tuple:
-    return (Authenticate(), SessionPolicy(), MapErrors(), Validate(), Transaction(), Authorize(permissions))
+    # Observability's come first: tracing's server span and the call's outcome (its Connect
+    # code) wrap everything else (controlplane/observability/interceptors.py).
+    observing, annotating = observability_chain()
+    return (
+        *observing,
+        Authenticate(),
+        SessionPolicy(),
+        *annotating,
+        MapErrors(),
+        Validate(),
+        Transaction(),
+        Authorize(permissions),
+    )

@@ -1,0 +1,39 @@
+"""Log formats: plain text (the default, `make run`) or one JSON object per line (LOG_FORMAT=json).
+
+Every record made while a request is served carries its request id and trace id (the filter),
+so an error's traceback can be found from the X-Request-Id a client reports.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from pythonjsonlogger.orjson import OrjsonFormatter
+
+from . import requests, tracing
+
+
+class RequestContext(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        observation = requests.current()
+        if not hasattr(record, "request_id"):
+            record.request_id = observation.request_id if observation else ""
+        if not getattr(record, "trace_id", ""):
+            record.trace_id = tracing.current_trace_id() if tracing.enabled() else ""
+        # django.request and django.server attach the request (or a socket): its repr holds
+        # the query string, which may carry an OAuth code. The path is enough.
+        if hasattr(record, "request"):
+            record.request = getattr(record.request, "path", "")
+        return True
+
+
+class JsonFormatter(OrjsonFormatter):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("rename_fields", {"asctime": "time", "levelname": "level", "name": "logger"})
+        kwargs.setdefault("timestamp", False)
+        super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s", *args, **kwargs)
+
+    def formatTime(self, record, datefmt=None):
+        # RFC 3339 in UTC with milliseconds, what log pipelines parse without configuration.
+        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
