@@ -130,6 +130,7 @@ def log_request(observation: Observation, request, status: int, seconds: float) 
         observation.code or "-",
         seconds * 1000,
         extra={
+            "request_id": observation.request_id,
             "http_method": request.method,
             "path": request.path,  # never the query string: it may carry an OAuth code
             "status": status,
