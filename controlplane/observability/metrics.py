@@ -101,8 +101,15 @@ def record_rpc(
     instruments.statements.observe(statements)
 
 
+_authentications: dict[tuple[str, str], Counter] = {}
+
+
 def record_authentication(authenticator: str, result: str) -> None:
-    AUTHENTICATIONS.labels(authenticator, result).inc()
+    key = (authenticator, result)
+    child = _authentications.get(key)
+    if child is None:
+        child = _authentications[key] = AUTHENTICATIONS.labels(authenticator, result)
+    child.inc()
 
 
 def record_key_cache(hit: bool) -> None:
@@ -124,13 +131,22 @@ def record_database_unavailable() -> None:
     UNAVAILABLE.labels("database").inc()
 
 
+_pool_size = [-1]  # the value last set, so that an unchanged size costs no write
+
+
 def record_pool_checkout(pool_size: int, waited: float) -> None:
     """A connection lent out after `waited` seconds (see faults/postgresql)."""
     POOL_WAIT.observe(waited)
     POOL_IN_USE.inc()
-    POOL_SIZE.set(pool_size)
+    record_pool_size(pool_size)
 
 
 def record_pool_return(pool_size: int) -> None:
     POOL_IN_USE.dec()
-    POOL_SIZE.set(pool_size)
+    record_pool_size(pool_size)
+
+
+def record_pool_size(pool_size: int) -> None:
+    if pool_size != _pool_size[0]:
+        _pool_size[0] = pool_size
+        POOL_SIZE.set(pool_size)

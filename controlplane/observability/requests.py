@@ -10,9 +10,9 @@ writes, one Django execute wrapper and, at the end, `finish`.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -74,7 +74,7 @@ def request_id(environ) -> str:
     given = environ.get("HTTP_X_REQUEST_ID")
     if given and _REQUEST_ID.fullmatch(given) and is_trusted_peer(environ):
         return given
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # as random as a UUID4, in a fifth of the time
 
 
 class ObservabilityMiddleware:
@@ -121,27 +121,37 @@ def finish(observation: Observation, request, response) -> None:
 
 
 def log_request(observation: Observation, request, status: int, seconds: float) -> None:
+    if not logger.isEnabledFor(logging.INFO):
+        return
     procedure = f"{observation.service}/{observation.method}" if observation.service else ""
-    logger.info(
+    # Made directly: logger.info() would also walk the stack for the caller's file and line.
+    record = logger.makeRecord(
+        logger.name,
+        logging.INFO,
+        __file__,
+        0,
         "%s %s %s %s %.1fms",
-        request.method,
-        request.path,
-        status,
-        observation.code or "-",
-        seconds * 1000,
+        (request.method, request.path, status, observation.code or "-", seconds * 1000),
+        None,
+        # One attribute (logs.REQUEST_FIELDS): the JSON formatter writes them as they are.
         extra={
             "request_id": observation.request_id,
-            "http_method": request.method,
-            "path": request.path,  # never the query string: it may carry an OAuth code
-            "status": status,
-            "procedure": procedure,
-            "code": observation.code,
-            "duration_ms": round(seconds * 1000, 3),
-            "principal": observation.principal,
-            "namespace": observation.namespace,
-            "statements": observation.statements,
-            "request_bytes": observation.request_bytes,
-            "response_bytes": observation.response_bytes,
             "trace_id": observation.trace_id,
+            "request_fields": {
+                "request_id": observation.request_id,
+                "http_method": request.method,
+                "path": request.path,  # never the query string: it may carry an OAuth code
+                "status": status,
+                "procedure": procedure,
+                "code": observation.code,
+                "duration_ms": round(seconds * 1000, 3),
+                "principal": observation.principal,
+                "namespace": observation.namespace,
+                "statements": observation.statements,
+                "request_bytes": observation.request_bytes,
+                "response_bytes": observation.response_bytes,
+                "trace_id": observation.trace_id,
+            },
         },
     )
+    logger.handle(record)

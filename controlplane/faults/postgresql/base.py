@@ -65,11 +65,14 @@ class BoundedPool(ConnectionPool):
                 # (a connection it makes is handed straight over), not the whole pool timeout.
                 timeout = min(timeout, 2 * settings.DATABASE_POOL_RECONNECT_INTERVAL)
         started = time.perf_counter()
-        metrics.POOL_WAITING.inc()
-        try:
+        if self._pool:  # an idle connection: handed out at once, nobody waits
             conn = super().getconn(timeout)
-        finally:
-            metrics.POOL_WAITING.dec()
+        else:
+            metrics.POOL_WAITING.inc()
+            try:
+                conn = super().getconn(timeout)
+            finally:
+                metrics.POOL_WAITING.dec()
         metrics.record_pool_checkout(self._nconns, time.perf_counter() - started)
         return conn
 
