@@ -25,9 +25,12 @@ class RequestContext(logging.Filter):
         if not getattr(record, "trace_id", ""):
             record.trace_id = tracing.current_trace_id() if tracing.enabled() else ""
         # django.request and django.server attach the request (or a socket): its repr holds
-        # the query string, which may carry an OAuth code. The path is enough.
-        if hasattr(record, "request"):
-            record.request = getattr(record.request, "path", "")
+        # the query string, which may carry an OAuth code. The path is enough. (django.request
+        # logs 4xx/5xx after the middleware has returned: the request still knows its id.)
+        request = getattr(record, "request", None)
+        if request is not None and not isinstance(request, str):  # not already done by another handler
+            record.request_id = record.request_id or getattr(request, "request_id", "")
+            record.request = getattr(request, "path", "")
         return True
 
 

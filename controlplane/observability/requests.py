@@ -83,6 +83,7 @@ class ObservabilityMiddleware:
 
     def __call__(self, request):
         observation = Observation(request_id(request.META), time.perf_counter())
+        request.request_id = observation.request_id  # for lines logged after we return (logs.py)
         token = _current.set(observation)
         try:
             with connection.execute_wrapper(observation):

@@ -9,6 +9,7 @@ import logging
 
 import pytest
 
+from controlplane.auth import Role
 from controlplane.observability import logs
 from controlplane.observability.requests import request_id
 from tests.testing_service import PATH, TESTING_SERVICE
@@ -43,6 +44,15 @@ def test_one_line_per_request_with_the_id_of_the_response_header(json_lines, rpc
     assert line["principal"].startswith("api_key:key_")
     assert line["statements"] >= 1 and line["response_bytes"] == len(result.raw) and line["request_bytes"] > 0
     assert line["duration_ms"] > 0 and line["level"] == "INFO" and line["time"].endswith("Z")
+
+
+def test_djangos_own_lines_carry_the_request_id_too(json_lines, rpc, make_key, namespace):
+    viewer = make_key("team-a", Role.VIEWER)
+    result = rpc("containers.api.v1.NamespaceService/GetNamespace", {"namespace": "team-a"}, token=viewer)
+    assert result.status == 403
+    (warning,) = [line for line in json_lines() if line["logger"] == "django.request"]
+    assert warning["request_id"] == result.response["X-Request-Id"]
+    assert warning["request"] == "/containers.api.v1.NamespaceService/GetNamespace"
 
 
 def test_an_error_is_logged_once_with_its_traceback_and_no_credential(json_lines, rpc, admin_key, settings):
