@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from prometheus_client.mmap_dict import MmapedDict
 
 from controlplane.auth import Role
 from tests.live import ServiceProcess
@@ -39,6 +40,16 @@ def call(url: str, key: str, namespace: str) -> int:
 def worker_pids(master: int) -> set[int]:
     children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
     return {int(pid) for pid in children}
+
+
+def calls_per_worker(metrics_dir: Path) -> dict[int, int]:
+    """Worker pid → RPCs it counted, read from its own multiprocess file."""
+    answer = {}
+    for path in metrics_dir.glob("counter_*.db"):
+        values = MmapedDict.read_all_values_from_file(str(path))
+        pid = int(path.stem.rsplit("_", 1)[1])
+        answer[pid] = int(sum(value for key, value, *_ in values if json.loads(key)[0] == "rpc_server_requests"))
+    return answer
 
 
 def counts(prometheus: PrometheusProcess) -> dict[tuple[str, str], int]:
@@ -88,12 +99,15 @@ def test_prometheus_counts_every_call_across_workers_and_a_killed_worker(
         expected = {("GetNamespace", "ok"): 7, ("GetNamespace", "permission_denied"): 3}
         expected[("GetNamespace", "invalid_argument")] = 2
         assert wait_for_counts(prometheus, expected) == expected, prometheus.log_text()
-        # Both workers served and wrote their own files (the sum above is over both).
-        assert len({path.name.rsplit("_", 1)[1] for path in metrics_dir.glob("counter_*.db")}) == 2
+        # Each worker counted its own calls in its own file; Prometheus saw their sum.
+        served = calls_per_worker(metrics_dir)
+        assert sum(served.values()) == 12, served
 
-        # One worker dies without a chance to flush anything; gunicorn starts another.
+        # A worker that served calls dies without a chance to do anything; gunicorn starts another.
         before = worker_pids(service.process.pid)
-        os.kill(sorted(before)[0], signal.SIGKILL)
+        victim = max(before, key=lambda pid: served.get(pid, 0))
+        assert served.get(victim, 0) > 0, served
+        os.kill(victim, signal.SIGKILL)
         deadline = time.monotonic() + 30
         while len(worker_pids(service.process.pid) - before) < 1 and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -106,6 +120,9 @@ def test_prometheus_counts_every_call_across_workers_and_a_killed_worker(
             ("GetNamespace", "invalid_argument"): 6,
         }
         assert wait_for_counts(prometheus, expected) == expected, prometheus.log_text()
+        # The dead worker's file still holds its calls, counted once beside the others'.
+        after = calls_per_worker(metrics_dir)
+        assert after[victim] == served[victim] and sum(after.values()) == 22, (served, after)
         # Histograms add up the same way; the scrape itself was authorised.
         durations = prometheus.query('sum(rpc_server_duration_seconds_count{method="GetNamespace"})')
         assert int(float(durations[0]["value"][1])) == 22
