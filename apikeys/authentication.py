@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from controlplane.auth import Kind, Principal, Role
 from controlplane.auth.exceptions import AuthenticationFailed
+from controlplane.observability import metrics
 from controlplane.precompiled import PrecompiledQuery
 
 from . import keycache, tokens
@@ -48,13 +49,18 @@ _COLUMNS = KeyRecord._fields
 class ApiKeyAuthenticator:
     """A controlplane.auth.authenticators.BearerAuthenticator for tokens with the cpk_ prefix."""
 
+    name = "api_key"  # the authenticator label of controlplane_authentications_total
+
     def accepts(self, token: str) -> bool:
         return token.startswith(tokens.PREFIX)
 
     def authenticate(self, token: str) -> Principal:
         digest = tokens.digest(token)
         cache = usable_cache()
-        key = cache.get(digest) if cache is not None else None
+        key = None
+        if cache is not None:
+            key = cache.get(digest)
+            metrics.record_key_cache(key is not None)
         if key is None:
             # Only a key that resolved before passes the cache; anything else has its form
             # checked first, so a mistyped or made-up key costs no query.

@@ -42,6 +42,7 @@ from django.conf import settings
 from django.db import connections
 
 from controlplane import notify
+from controlplane.observability import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +105,7 @@ class KeyCache:
                 self._entries.popitem(last=False)
 
     def evict(self, digest: str) -> None:
+        metrics.record_key_cache_invalidation()
         with self._lock:
             self._generation += 1
             if digest == FLUSH:

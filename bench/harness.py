@@ -3,11 +3,13 @@ in-process with a prepared environ, as gunicorn would."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import secrets
 import sys
+from pathlib import Path
 
 
 def production_like_environment(**defaults: str) -> None:
@@ -66,3 +68,32 @@ def connect_caller(procedure: str, token: str, message: dict):
     body = json.dumps(message).encode()
     headers = {"CONTENT_TYPE": "application/json", "HTTP_AUTHORIZATION": f"Bearer {token}"}
     return wsgi_caller("POST", procedure, headers, body)
+
+
+@contextlib.contextmanager
+def throwaway_database(prefix: str, allow_sqlite: bool):
+    """A fresh database `<prefix>_<name of DATABASE_URL's>` (Django's test-database machinery),
+    dropped afterwards; yields False when the benchmark must not run (SQLite, not allowed)."""
+    from django.db import connection
+
+    from apikeys import keycache
+
+    if connection.vendor != "postgresql":
+        message = f"the benchmark is meant for PostgreSQL (DATABASE_URL); this is {connection.vendor}"
+        if not allow_sqlite:
+            print(f"error: {message}. Set DATABASE_URL=postgres://... (or pass --allow-sqlite).", file=sys.stderr)
+            yield False
+            return
+        print(f"WARNING: {message}; figures are not comparable.", file=sys.stderr)
+    source_name = connection.settings_dict["NAME"]
+    test_settings = connection.settings_dict.setdefault("TEST", {})
+    if connection.vendor == "postgresql":
+        test_settings["NAME"] = f"{prefix}_{Path(str(source_name)).name}"
+    else:
+        test_settings["NAME"] = str(Path(str(source_name)).with_name(f"{prefix}.sqlite3"))
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    try:
+        yield True
+    finally:
+        keycache.reset()  # its listener's connection would block the DROP DATABASE
+        connection.creation.destroy_test_db(source_name, verbosity=0)

@@ -44,8 +44,10 @@ INSTALLED_APPS = [
 # The request path, in the order it runs (controlplane.rpc.interceptors.request_path lists it):
 # every request passes MIDDLEWARE, then an RPC passes RPC_INTERCEPTORS, then its @rpc handler.
 MIDDLEWARE = [
-    # First: computes the call's deadline from its arrival, and refuses calls past it or
-    # queued too long, before any other work.
+    # Around everything: the request id, statements, the request log line and RPC metrics.
+    "controlplane.observability.requests.ObservabilityMiddleware",
+    # Then: computes the call's deadline from its arrival, and refuses calls past it or queued
+    # too long, before any other work.
     "controlplane.faults.shedding.LoadSheddingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Django's own, except that RPCs with a bearer token skip the ones that serve only the
@@ -63,8 +65,13 @@ MIDDLEWARE = [
 # Those that run before the body is read (metadata interceptors) come first: the runtime runs
 # them first whatever the order, so the chain refuses any other order.
 RPC_INTERCEPTORS = [
+    # Outermost: tracing's server span (when tracing is on), then the call's outcome (its Connect
+    # code, whatever inner interceptor or handler ended it) for metrics and the request log.
+    "controlplane.rpc.observing.tracing_interceptors",
+    "controlplane.rpc.observing.RecordOutcome",
     "controlplane.rpc.interceptors.Authenticate",  # the principal PrincipalMiddleware resolved
     "controlplane.rpc.interceptors.SessionPolicy",  # cookie calls: allowed Origin, JSON only
+    "controlplane.rpc.observing.Annotate",  # the request's namespace, for logs and spans
     "controlplane.rpc.interceptors.MapErrors",  # from here on, the decoded request
     "controlplane.rpc.interceptors.Validate",
     "controlplane.rpc.interceptors.Transaction",
@@ -308,12 +315,39 @@ if API_KEY_CACHE_SIZE < 1:
         f"API_KEY_CACHE_SIZE={API_KEY_CACHE_SIZE} must be at least 1 (API_KEY_CACHE_SECONDS=0 turns it off)"
     )
 
+# Operations (docs/observability.md). /metrics answers a scraper sending
+# `Authorization: Bearer <METRICS_BEARER_TOKEN>`, or any request from METRICS_ALLOWED_NETWORKS
+# (addresses or CIDRs of the direct peer); everyone else gets 401 (a token is set) or 403.
+METRICS_BEARER_TOKEN = env.str("METRICS_BEARER_TOKEN", default="")
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=[])
+try:
+    [ipaddress.ip_network(network, strict=False) for network in METRICS_ALLOWED_NETWORKS]
+except ValueError as exc:
+    raise SettingError(f"METRICS_ALLOWED_NETWORKS: {exc}; use addresses or networks such as 10.0.0.0/8") from None
+# Values read from the database at scrape time, each kept this long (seconds) per process.
+METRICS_COLLECTORS = ["workloads.metrics.JobQueueCollector"]
+METRICS_QUERY_CACHE_SECONDS = env.float("METRICS_QUERY_CACHE_SECONDS", default=5.0)
+# Logs: "plain" text (the default) or "json", one object per line. LOG_REQUESTS: a line per
+# request (request id, trace id, procedure, code, duration, ...); on by default with json.
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain").strip().lower()
+if LOG_FORMAT not in ("plain", "json"):
+    raise SettingError(f"LOG_FORMAT={LOG_FORMAT!r} is not a log format: set it to plain or json.")
+LOG_REQUESTS = env.bool("LOG_REQUESTS", default=LOG_FORMAT == "json")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "filters": {"not_implemented": {"()": "controlplane.logs.NotImplementedIsAWarning"}},
+    "filters": {
+        "request": {"()": "controlplane.observability.logs.RequestContext"},
+        "not_implemented": {"()": "controlplane.logs.NotImplementedIsAWarning"},
+    },
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "controlplane.observability.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request"]},
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         # Django's default LOGGING gives `django` a console handler of its own while DEBUG; with the

@@ -4,6 +4,7 @@ from django.urls import path, re_path
 from controlplane import site
 from controlplane.auth import views as auth_views
 from controlplane.health import healthz, readyz
+from controlplane.observability.exposition import metrics_view
 from controlplane.routes import RPC_ROUTE
 from controlplane.rpc.views import dispatch
 
@@ -14,6 +15,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz),
     path("readyz", readyz),
+    path("metrics", metrics_view),
     # Browser sign-in (the OIDC authorization-code flow), hosted by the API.
     path("auth/login", auth_views.LoginView.as_view(), name="oidc_login"),
     path("auth/callback", auth_views.CallbackView.as_view(), name="oidc_callback"),

@@ -6,7 +6,11 @@ costs an nginx connection (a few kB), never a worker. Command-line flags and
 GUNICORN_CMD_ARGS override these values.
 """
 
+import glob
 import multiprocessing
+import os
+import shutil
+import tempfile
 
 # Only nginx connects: a Unix socket that nothing else can reach.
 bind = "unix:/run/controlplane/gunicorn.sock"
@@ -26,6 +30,7 @@ graceful_timeout = 30
 max_requests = 2000
 max_requests_jitter = 200
 accesslog = "-"
+# With LOG_FORMAT=json the service writes one JSON line per request itself (docs/observability.md).
 forwarded_allow_ips = "*"  # the socket admits only nginx
 
 
@@ -34,3 +39,35 @@ def on_starting(server):
     from controlplane.config import check_settings
 
     check_settings("gunicorn")
+
+    prepare_metrics_directory()
+
+
+# Metrics (prometheus_client multiprocess mode, docs/observability.md): each worker writes its
+# values to files in PROMETHEUS_MULTIPROC_DIR and /metrics adds them up. The directory must be
+# empty when the server starts (values of a previous run would be added in), and set before the
+# workers import prometheus_client. A dead worker's counters stay in its files, counted once;
+# its gauges (connections in use) are removed with it.
+_created_directories = []
+
+
+def prepare_metrics_directory():
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not directory:
+        directory = tempfile.mkdtemp(prefix="controlplane-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+        _created_directories.append(directory)
+    os.makedirs(directory, exist_ok=True)
+    for stale in glob.glob(os.path.join(directory, "*.db")):
+        os.remove(stale)
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    for directory in _created_directories:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -9,7 +9,8 @@ from containers.api.v1 import runner_admin_pb2 as admin_pb
 from containers.api.v1.runner_admin_connect import RunnerAdminServiceSync, RunnerAdminServiceWSGIApplication
 from containers.runtime.v1 import runner_pb2 as pb
 from containers.runtime.v1.runner_connect import RunnerServiceSync, RunnerServiceWSGIApplication
-from controlplane.rpc import AdminOnly, RunnerOnly, Service, context, pagination, principal_of, rpc
+from controlplane.faults.arrival import current_deadline
+from controlplane.rpc import AdminOnly, RunnerOnly, Service, pagination, principal_of, rpc
 from namespaces.converters import timestamp
 from workloads.services import leases
 
@@ -33,7 +34,7 @@ class RunnerService(Service, RunnerServiceSync):
             kinds=list(request.kinds),
             wait_seconds=request.wait_seconds,
             version=request.runner_version,
-            deadline=context.call_deadline(ctx),
+            deadline=current_deadline.get(),  # computed where the request entered
         )
         if work is not None:
             return pb.AcquireWorkResponse(work=work)

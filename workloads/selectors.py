@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db.models import Model, Q
+from django.db.models import Count, Model, Q
 
 from controlplane.errors import Error
 from controlplane.lookups import looked_up
@@ -145,3 +145,8 @@ def _whole_characters(data: bytes) -> bytes:
             length = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
             return data if back >= length else data[:-back]
     return data
+
+
+def job_counts_by_state() -> dict[str, int]:
+    """How many jobs are in each state, across namespaces (the work queue, for /metrics)."""
+    return dict(Job.objects.order_by().values_list("state").annotate(count=Count("pk")))

@@ -16,6 +16,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from controlplane.observability import metrics
+
 from . import oidc
 from .exceptions import AuthenticationFailed
 from .principal import Kind, Principal
@@ -64,18 +66,29 @@ def authenticate(request) -> Principal:
     # META, not request.headers: building that mapping of every header costs more than the rest
     # of a cached key's authentication, and bearer RPCs read no other header through it.
     header = request.META.get("HTTP_AUTHORIZATION")
+    used = "bearer"  # which authenticator decided, for the metrics
     try:
         if header is not None:
             token = parse_bearer(header)
             for authenticator in bearer_authenticators():
                 if authenticator.accepts(token):
-                    return authenticator.authenticate(token)
-            raise AuthenticationFailed("unsupported bearer token")
-        if settings.SESSION_COOKIE_NAME in request.COOKIES:
-            return session_authenticator().authenticate(request)
+                    used = getattr(authenticator, "name", type(authenticator).__name__)
+                    principal = authenticator.authenticate(token)
+                    break
+            else:
+                raise AuthenticationFailed("unsupported bearer token")
+        elif settings.SESSION_COOKIE_NAME in request.COOKIES:
+            used = "session"
+            principal = session_authenticator().authenticate(request)
+        else:
+            return Principal.anonymous(
+                "a credential is required: Authorization: Bearer <token> or the cp_session cookie"
+            )
     except AuthenticationFailed as exc:
+        metrics.record_authentication(used, "failure")
         return Principal.anonymous(str(exc))
-    return Principal.anonymous("a credential is required: Authorization: Bearer <token> or the cp_session cookie")
+    metrics.record_authentication(used, "success")
+    return principal
 
 
 class SessionAuthenticator:

@@ -9,12 +9,12 @@ only when the peer (REMOTE_ADDR) is one of TRUSTED_PROXIES: anyone else could se
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import time
 from contextvars import ContextVar
 
-UNIX_SOCKET = "unix"  # in TRUSTED_PROXIES: the peer on gunicorn's Unix socket (the proxy)
+from controlplane import proxies
+
 ARRIVAL_KEY = "controlplane.arrival"  # wall-clock seconds since the epoch (time.time())
 _TIMEOUT_RE = re.compile(r"[0-9]{1,10}")
 _GRPC_TIMEOUT_RE = re.compile(r"([0-9]{1,8})([HMSmun])")
@@ -48,7 +48,7 @@ def stamp(environ, trusted_proxies=None) -> float:
 def arrival_time(environ, now: float, trusted_proxies=None) -> float:
     """X-Request-Start from a trusted proxy, else `now`; never later than now."""
     header = environ.get("HTTP_X_REQUEST_START")
-    if not header or not _is_trusted(environ.get("REMOTE_ADDR", ""), trusted_proxies):
+    if not header or not proxies.is_trusted(environ.get("REMOTE_ADDR", ""), trusted_proxies):
         return now
     started = parse_request_start(header)
     return min(started, now) if started is not None else now
@@ -111,21 +111,3 @@ def remaining_seconds(default: float) -> float:
     if deadline is None:
         return default
     return max(0.0, min(default, deadline - time.monotonic()))
-
-
-def _is_trusted(address: str, trusted_proxies) -> bool:
-    if trusted_proxies is None:
-        from django.conf import settings
-
-        trusted_proxies = settings.TRUSTED_PROXIES
-    if not trusted_proxies:
-        return False
-    if not address:
-        # A Unix-socket peer (gunicorn leaves REMOTE_ADDR empty): trusted only when the socket is
-        # listed as "unix", i.e. its file permissions admit the proxy alone (deploy/).
-        return UNIX_SOCKET in trusted_proxies
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    return any(ip in ipaddress.ip_network(net, strict=False) for net in trusted_proxies if net != UNIX_SOCKET)

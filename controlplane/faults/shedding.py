@@ -16,11 +16,13 @@ from django.http import HttpResponse
 
 from controlplane.connect_errors import error_response
 from controlplane.errors import Error
+from controlplane.observability import metrics
 
 from .arrival import current_deadline, request_deadline, stamp
 
-# Probes answer even under overload: a balancer must not mistake a busy server for a dead one.
-EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
+# Probes answer even under overload: a balancer must not mistake a busy server for a dead one;
+# and a scrape then shows the overload.
+EXEMPT_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 class LoadSheddingMiddleware:
@@ -47,10 +49,12 @@ class LoadSheddingMiddleware:
 
 def _refusal(arrived: float, deadline: float | None) -> Error | None:
     if deadline is not None and time.monotonic() >= deadline:
+        metrics.record_refusal("deadline")
         return Error.deadline_exceeded("the call's deadline (Connect-Timeout-Ms) elapsed before it was served")
     limit_ms = settings.SHED_QUEUE_MS
     waited_ms = (time.time() - arrived) * 1000
     if limit_ms and waited_ms > limit_ms:
+        metrics.record_refusal("shed")
         return Error.unavailable(
             f"the service is overloaded: the call waited {waited_ms:.0f} ms in the queue (SHED_QUEUE_MS={limit_ms})",
             retry_after=1,

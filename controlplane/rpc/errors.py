@@ -15,6 +15,7 @@ from connectrpc.request import RequestContext
 from controlplane.connect_errors import connect_error
 from controlplane.errors import Code, Error
 from controlplane.faults.classify import classify
+from controlplane.observability import metrics
 
 logger = logging.getLogger("controlplane.rpc")
 
@@ -38,6 +39,7 @@ def _classified(exc: Exception, ctx: RequestContext | None) -> Error:
     error = classify(exc)
     procedure = f"{ctx.method.service_name}/{ctx.method.name}" if ctx is not None else ""
     if error.code is Code.UNAVAILABLE:
+        metrics.record_database_unavailable()
         # The error's class only: driver messages can carry connection details.
         logger.info("database unavailable in /%s: %s", procedure, type(exc.__cause__ or exc).__name__)
     elif error.code is Code.INTERNAL:

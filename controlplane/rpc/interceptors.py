@@ -157,22 +157,29 @@ class Authorize:
 
 def chain(permissions: Mapping[str, Permission], own_transactions: frozenset[str] = frozenset()) -> tuple:
     """settings.RPC_INTERCEPTORS, built in the declared order, which is the order they run:
-    metadata interceptors (on_start_sync) must all come before those around the handler."""
-    built = []
+    metadata interceptors (on_start_sync) must all come before those around the handler.
+
+    An entry is a class, instantiated once, or a function returning zero or more interceptors
+    (tracing's, present only when tracing is on)."""
+    built, paths = [], []
     for path in settings.RPC_INTERCEPTORS:
         factory = import_string(path)
-        if issubclass(factory, Authorize):
-            built.append(factory(permissions))
+        if not isinstance(factory, type):
+            made = tuple(factory())
+        elif issubclass(factory, Authorize):
+            made = (factory(permissions),)
         elif issubclass(factory, Transaction):
-            built.append(factory(own_transactions))
+            made = (factory(own_transactions),)
         else:
-            built.append(factory())
+            made = (factory(),)
+        built.extend(made)
+        paths.extend([path] * len(made))
     around = [i for i, interceptor in enumerate(built) if not hasattr(interceptor, "on_start_sync")]
     for index, interceptor in enumerate(built):
         if hasattr(interceptor, "on_start_sync") and around and index > around[0]:
             raise ImproperlyConfigured(
-                f"RPC_INTERCEPTORS: {settings.RPC_INTERCEPTORS[index]} runs before the body is read, so it "
-                f"must be listed before {settings.RPC_INTERCEPTORS[around[0]]}, which runs around the handler"
+                f"RPC_INTERCEPTORS: {paths[index]} runs before the body is read, so it "
+                f"must be listed before {paths[around[0]]}, which runs around the handler"
             )
     return tuple(built)
 

@@ -16,6 +16,8 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 from google.protobuf.descriptor import MethodDescriptor
 
+from controlplane.observability import tracing
+
 from . import interceptors
 from .codecs import CODECS
 from .reflection import reflection_applications
@@ -72,6 +74,8 @@ class Registry:
 
 
 registry = Registry()
+# Tracing set up or torn down: the chain is rebuilt with or without its server span.
+tracing.on_change(registry.reset)
 
 
 @receiver(setting_changed)

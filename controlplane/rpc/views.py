@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from controlplane.connect_errors import error_response
+from controlplane.observability.requests import note_rpc
 
 from .context import serving
 from .reflection import REFLECTION_SERVICES
@@ -75,6 +76,10 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
         response = StreamingHttpResponse(chunks, status=started["status"])
     else:
         response = HttpResponse(content, status=started["status"])
+        if f"{service}/{method}" in registry.methods:  # a served procedure: a bounded label
+            note_rpc(service, method, body.limit - body.remaining, len(content))
+        if response.status_code >= 500:
+            response._has_been_logged = True  # errors.to_connect_error logged it once already
     for name, value in () if body.malformed else started["headers"]:
         if value != "identity":  # content-encoding: identity says nothing (connect-go leaves it out)
             response[name] = value

@@ -16,6 +16,8 @@ class JwtAuthenticator:
     """Any bearer token the authenticators before it declined (API keys take their cpk_ tokens
     first), as a JWT from the identity provider. It must come last in BEARER_AUTHENTICATORS."""
 
+    name = "oidc_jwt"  # the authenticator label of controlplane_authentications_total
+
     def accepts(self, token: str) -> bool:
         return True
 

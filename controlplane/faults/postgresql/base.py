@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import logging
 import select
+import time
 
 from django.conf import settings
 from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
 from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
+
+from controlplane.observability import metrics
 
 from ..arrival import remaining_seconds
 
@@ -61,7 +64,21 @@ class BoundedPool(ConnectionPool):
                 # The database is known to be down: wait for the next reconnect attempt or two
                 # (a connection it makes is handed straight over), not the whole pool timeout.
                 timeout = min(timeout, 2 * settings.DATABASE_POOL_RECONNECT_INTERVAL)
-        return super().getconn(timeout)
+        started = time.perf_counter()
+        if self._pool:  # an idle connection: handed out at once, nobody waits
+            conn = super().getconn(timeout)
+        else:
+            metrics.POOL_WAITING.inc()
+            try:
+                conn = super().getconn(timeout)
+            finally:
+                metrics.POOL_WAITING.dec()
+        metrics.record_pool_checkout(self._nconns, time.perf_counter() - started)
+        return conn
+
+    def putconn(self, conn) -> None:
+        super().putconn(conn)
+        metrics.record_pool_return(self._nconns)
 
     def _connect(self, timeout: float | None = None):
         try:

@@ -1,0 +1,158 @@
+"""One observation per HTTP request: its id, the statements it ran, its log line and, for an
+RPC, its metrics.
+
+`ObservabilityMiddleware` comes first in MIDDLEWARE, so everything after it (shedding,
+authentication, the RPC view) runs inside the observation; the RPC layer fills in what only
+it knows (`note_rpc`, interceptors.py). The per-request work is a handful of attribute
+writes, one Django execute wrapper and, at the end, `finish`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+
+from controlplane.proxies import is_trusted_peer
+
+from . import metrics
+
+REQUEST_ID_HEADER = "X-Request-Id"
+# What a proxy's request id may look like (nginx's $request_id is 32 hex digits; UUIDs; ...).
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:+=/-]{1,128}")
+# Connect's code for an HTTP status the runtime answered without a Connect error (the spec's table).
+_HTTP_CODES = {
+    400: "internal",
+    401: "unauthenticated",
+    403: "permission_denied",
+    404: "unimplemented",
+    429: "unavailable",
+    502: "unavailable",
+    503: "unavailable",
+    504: "unavailable",
+}
+
+logger = logging.getLogger("controlplane.request")
+
+
+@dataclass(slots=True, eq=False)
+class Observation:
+    request_id: str
+    started: float  # time.perf_counter()
+    statements: int = 0
+    # Set for RPCs of a served procedure (note_rpc) and by the interceptors.
+    service: str = ""
+    method: str = ""
+    code: str = ""
+    principal: str = ""  # Principal.describe(): a label, never a credential
+    namespace: str = ""
+    trace_id: str = ""
+    request_bytes: int = 0
+    response_bytes: int = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        """Django's execute wrapper: counts the statements of the request."""
+        self.statements += 1
+        return execute(sql, params, many, context)
+
+
+_current: ContextVar[Observation | None] = ContextVar("controlplane_observation", default=None)
+
+
+def current() -> Observation | None:
+    return _current.get()
+
+
+def request_id(environ) -> str:
+    """The trusted proxy's X-Request-Id when it has a sane form, else a new one."""
+    given = environ.get("HTTP_X_REQUEST_ID")
+    if given and _REQUEST_ID.fullmatch(given) and is_trusted_peer(environ):
+        return given
+    return os.urandom(16).hex()  # as random as a UUID4, in a fifth of the time
+
+
+class ObservabilityMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        observation = Observation(request_id(request.META), time.perf_counter())
+        request.request_id = observation.request_id  # for lines logged after we return (logs.py)
+        token = _current.set(observation)
+        try:
+            with connection.execute_wrapper(observation):
+                response = self.get_response(request)
+        finally:
+            _current.reset(token)
+        response[REQUEST_ID_HEADER] = observation.request_id
+        finish(observation, request, response)
+        return response
+
+
+def note_rpc(service: str, method: str, request_bytes: int, response_bytes: int) -> None:
+    """Called by the RPC view for a served procedure: its metrics are recorded at the end."""
+    observation = _current.get()
+    if observation is not None:
+        observation.service, observation.method = service, method
+        observation.request_bytes, observation.response_bytes = request_bytes, response_bytes
+
+
+def finish(observation: Observation, request, response) -> None:
+    seconds = time.perf_counter() - observation.started
+    if observation.service:
+        if not observation.code:  # refused by the runtime before the interceptors ran
+            observation.code = "ok" if response.status_code == 200 else _HTTP_CODES.get(response.status_code, "unknown")
+        metrics.record_rpc(
+            observation.service,
+            observation.method,
+            observation.code,
+            seconds,
+            observation.request_bytes,
+            observation.response_bytes,
+            observation.statements,
+        )
+    if settings.LOG_REQUESTS:
+        log_request(observation, request, response.status_code, seconds)
+
+
+def log_request(observation: Observation, request, status: int, seconds: float) -> None:
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    procedure = f"{observation.service}/{observation.method}" if observation.service else ""
+    # Made directly: logger.info() would also walk the stack for the caller's file and line.
+    record = logger.makeRecord(
+        logger.name,
+        logging.INFO,
+        __file__,
+        0,
+        "%s %s %s %s %.1fms",
+        (request.method, request.path, status, observation.code or "-", seconds * 1000),
+        None,
+        # One attribute (logs.REQUEST_FIELDS): the JSON formatter writes them as they are.
+        extra={
+            "request_id": observation.request_id,
+            "trace_id": observation.trace_id,
+            "request_fields": {
+                "request_id": observation.request_id,
+                "http_method": request.method,
+                "path": request.path,  # never the query string: it may carry an OAuth code
+                "status": status,
+                "procedure": procedure,
+                "code": observation.code,
+                "duration_ms": round(seconds * 1000, 3),
+                "principal": observation.principal,
+                "namespace": observation.namespace,
+                "statements": observation.statements,
+                "request_bytes": observation.request_bytes,
+                "response_bytes": observation.response_bytes,
+                "trace_id": observation.trace_id,
+            },
+        },
+    )
+    logger.handle(record)

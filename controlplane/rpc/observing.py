@@ -1,0 +1,64 @@
+"""What the RPC runtime knows, handed to the request's observation and, when tracing, its span.
+
+`RecordOutcome` is a metadata interceptor placed outermost (after tracing's) in
+settings.RPC_INTERCEPTORS, so its on_end sees the Connect code every call ends with, whatever
+inner interceptor or handler raised it; `Annotate` reads the namespace of the decoded request.
+Both only copy a few values.
+"""
+
+from __future__ import annotations
+
+from connectrpc.errors import ConnectError
+from connectrpc.request import RequestContext
+from opentelemetry import trace
+
+from controlplane.observability import requests, tracing
+
+from . import context
+
+
+class RecordOutcome:
+    def on_start_sync(self, ctx: RequestContext) -> None:
+        return None
+
+    def on_end_sync(self, token, ctx: RequestContext, error: Exception | None) -> None:
+        observation = requests.current()
+        if observation is None:
+            return
+        if error is None:
+            observation.code = "ok"
+        else:
+            observation.code = error.code.value if isinstance(error, ConnectError) else "unknown"
+        principal = context.current_call().principal  # None: Authenticate refused the call
+        observation.principal = principal.describe() if principal is not None else "anonymous"
+        if tracing.enabled():
+            _annotate_span(ctx, observation, principal)
+
+
+def _annotate_span(ctx: RequestContext, observation, principal) -> None:
+    """The attributes of the (older) RPC semantic conventions, beside connectrpc-otel's own."""
+    span = trace.get_current_span()
+    attributes = {"rpc.system": "connect_rpc", "rpc.service": ctx.method.service_name}
+    if observation.code != "ok":
+        attributes["rpc.connect_rpc.error_code"] = observation.code
+    if principal is not None:
+        attributes["controlplane.principal.kind"] = principal.kind.value  # never a key, its id or a cookie
+    if observation.namespace:
+        attributes["controlplane.namespace"] = observation.namespace
+    span.set_attributes(attributes)
+    context_ = span.get_span_context()
+    if context_.is_valid:
+        observation.trace_id = format(context_.trace_id, "032x")
+
+
+class Annotate:
+    def intercept_unary_sync(self, call_next, request, ctx: RequestContext):
+        observation = requests.current()
+        if observation is not None:
+            observation.namespace = getattr(request, "namespace", "")
+        return call_next(request, ctx)
+
+
+def tracing_interceptors() -> tuple:
+    """Outermost in RPC_INTERCEPTORS: the server span (connectrpc-otel), when tracing is on."""
+    return tracing.server_interceptors()
