@@ -9,15 +9,60 @@ through the converters Django itself would apply (time zones, JSON, ...), so row
 as the ORM would return them from `values_list()` (build one: the caller knows the order).
 
 Only string parameters can be placeholders (they reach the SQL parameters unchanged).
+
+On PostgreSQL the statements also run prepared (`prepared`): planned once per connection
+instead of at every call, which for a statement with subqueries costs more than running it.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import NamedTuple
 
 from django.db import connections
 from django.db.models import QuerySet
+from psycopg import pq
+
+
+@contextlib.contextmanager
+def prepared(alias: str = "default"):
+    """Statements run in the block are prepared from their first execution on the connection.
+
+    For hot reads: psycopg otherwise prepares a statement only once a connection has run it
+    more than DATABASE_PREPARE_THRESHOLD times (settings.py), and never with server-side
+    binding off or preparation "off" (a pooler that cannot carry prepared statements): then
+    this changes nothing. SQLite caches its own statements.
+    """
+    connection = connections[alias]
+    if connection.vendor != "postgresql" or not connection.features.uses_server_side_binding:
+        yield
+        return
+    connection.ensure_connection()
+    pg_connection = connection.connection
+    threshold = pg_connection.prepare_threshold
+    if threshold is None:
+        yield
+        return
+    pg_connection.prepare_threshold = 0
+    try:
+        with connection.execute_wrapper(_prepare_in_one_round_trip):
+            yield
+    finally:
+        pg_connection.prepare_threshold = threshold
+
+
+def _prepare_in_one_round_trip(execute, sql, params, many, context):
+    """Sends each statement as one pipeline (Parse if needed, Bind, Execute, Sync): psycopg
+    otherwise waits for a preparing Parse's answer before it executes, a round trip of its
+    own. Whether psycopg still holds the statement (it keeps the latest prepared_max) is its
+    own business, so every execution goes this way; a prepared one sends no Parse."""
+    connection = context["connection"]
+    pg_connection = connection.connection
+    if many or pg_connection.pgconn.pipeline_status != pq.PipelineStatus.OFF:
+        return execute(sql, params, many, context)
+    with connection.wrap_database_errors, pg_connection.pipeline():
+        return execute(sql, params, many, context)
 
 
 class _Compiled(NamedTuple):
@@ -40,7 +85,7 @@ class PrecompiledQuery:
         for index, name in compiled.slots:
             params[index] = values[name]
         connection = connections[alias]
-        with connection.cursor() as cursor:
+        with prepared(alias), connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
         if not compiled.converters:

@@ -11,6 +11,7 @@ from django.db import connection
 
 from controlplane.auth import Principal, Role
 from controlplane.errors import Error
+from controlplane.precompiled import prepared
 from controlplane.rpc import looked_up
 
 from .cursors import Position
@@ -81,7 +82,7 @@ def _bucket_scope(bucket_id: str, namespace: str, name: str, keys: tuple[str, ..
             f" AND k.value_type NOT IN ({', '.join(str(t) for t in FILTERABLE_TYPES)})"
         )
         params = [*keys, *params]
-    with connection.cursor() as cursor:
+    with prepared(), connection.cursor() as cursor:
         cursor.execute(
             f"SELECT b.id, b.namespace_id, n.name, ({types}) FROM uploads_bucket b"  # noqa: S608 (fixed identifiers)
             f" JOIN namespaces_namespace n ON n.id = b.namespace_id WHERE {found_by}",
@@ -118,7 +119,7 @@ def list_uploads(
     *, bucket: BucketScope | None, namespaces: list[str] | None, query: ListQuery, position: Position | None, anchor
 ) -> Page:
     sql, params = page_statement(bucket=bucket, namespaces=namespaces, query=query, position=position, anchor=anchor)
-    with connection.cursor() as cursor:
+    with prepared(), connection.cursor() as cursor:  # the page's two statements: planned once per connection
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return Page(rows=rows[: query.page_size], has_more=len(rows) > query.page_size)

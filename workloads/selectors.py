@@ -8,6 +8,7 @@ from typing import NamedTuple
 from django.db.models import Model, Q
 
 from controlplane.errors import Error
+from controlplane.precompiled import prepared
 from controlplane.rpc import looked_up
 from namespaces.models import Namespace
 
@@ -49,7 +50,8 @@ def _load(model: type[Model], public_id: str, for_update: bool):
     queryset = model.objects.select_related(*_related(model))
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
-    resource = queryset.filter(**{field: public_id}).first()
+    with prepared(queryset.db):  # a hot read: planned once per connection
+        resource = queryset.filter(**{field: public_id}).first()
     if resource is None:
         raise Error.not_found(f"{what} {public_id!r} not found")
     return resource
