@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from django.db import connections
 from django.db.models import QuerySet
+from django.db.models.query import get_related_populators
 from psycopg import pq
 
 
@@ -70,6 +71,15 @@ class _Compiled(NamedTuple):
     params: tuple
     slots: tuple[tuple[int, str], ...]  # (parameter index, placeholder name)
     converters: tuple[tuple[int, object, tuple], ...]  # (column index, expression, converters)
+    instances: _Instances | None  # how rows become model instances (querysets of models)
+
+
+class _Instances(NamedTuple):
+    model: type
+    attnames: list[str]  # the model's columns, in the row's order
+    start: int
+    end: int
+    related: list  # Django's populators of select_related instances
 
 
 class PrecompiledQuery:
@@ -78,6 +88,21 @@ class PrecompiledQuery:
         self.build = build
         self.placeholders = placeholders
         self._compiled: dict[str, _Compiled] = {}
+
+    def objects(self, alias: str = "default", **values: str) -> list:
+        """The model instances iterating the queryset gives, select_related ones attached
+        (a plain model queryset: no annotations, no deferred fields)."""
+        compiled = self._compiled.get(alias) or self._compile(alias)
+        if compiled.instances is None:
+            raise TypeError("objects() runs plain model querysets (no values, annotations or deferred fields)")
+        model, attnames, start, end, related = compiled.instances
+        found = []
+        for row in self.rows(alias, **values):
+            instance = model.from_db(alias, attnames, row[start:end])
+            for populator in related:
+                populator.populate(row, instance)
+            found.append(instance)
+        return found
 
     def rows(self, alias: str = "default", **values: str) -> list[tuple]:
         compiled = self._compiled.get(alias) or self._compile(alias)
@@ -115,6 +140,16 @@ class PrecompiledQuery:
             found = tuple(connection.ops.get_db_converters(expression) + expression.get_db_converters(connection))
             if found:
                 converters.append((i, expression, found))
-        compiled = _Compiled(sql, tuple(params), slots, tuple(converters))
+        compiled = _Compiled(sql, tuple(params), slots, tuple(converters), self._instances(compiler, alias))
         self._compiled[alias] = compiled
         return compiled
+
+    @staticmethod
+    def _instances(compiler, alias: str) -> _Instances | None:
+        # As django.db.models.query.ModelIterable does with each queryset it runs.
+        info, query = compiler.klass_info, compiler.query
+        if info is None or query.values_select or compiler.annotation_col_map or query.deferred_loading[0]:
+            return None  # values, annotations or deferred fields: rows only
+        start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+        attnames = [column[0].target.attname for column in compiler.select[start:end]]
+        return _Instances(info["model"], attnames, start, end, get_related_populators(info, compiler.select, alias))
