@@ -46,7 +46,8 @@ class Authenticate:
                 raise Error.unauthenticated(principal.failure or "a credential is required")
         except Exception as exc:
             raise to_connect_error(exc, procedure(ctx)) from None
-        call.principal = principal
+        # The principal itself, not the middleware's lazy proxy of it: every later check reads it.
+        call.principal = getattr(principal, "_wrapped", principal)
 
     def on_end_sync(self, token, ctx, error) -> None:
         return
@@ -112,6 +113,8 @@ class Transaction:
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
         deadline = context.call_deadline(ctx)
         autocommit = ctx.method.idempotency_level is IdempotencyLevel.NO_SIDE_EFFECTS and not connection.in_atomic_block
+        if autocommit and deadline is None:
+            return call_next(request, ctx)  # nothing to open, nothing to bound
         try:
             with (
                 contextlib.nullcontext() if autocommit else transaction.atomic(),
