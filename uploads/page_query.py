@@ -98,11 +98,12 @@ def page_statement(
     direction = "DESC" if query.descending else "ASC"
     order = f"u.{column} {direction}, u.upload_id {direction}"
     scope_join = "" if bucket is not None or namespaces is None else " JOIN uploads_bucket b ON b.id = u.bucket_id"
+    # The limit is written in (a validated int), not bound: PostgreSQL cannot cost a generic
+    # plan for an unknown LIMIT, so it would plan the prepared statement again at every call.
     page = (
         f"SELECT u.upload_id FROM uploads_upload u{scope_join}"  # noqa: S608 (fixed identifiers; values are parameters)
-        f" WHERE {' AND '.join(where) or '1 = 1'} ORDER BY {order} LIMIT %s"
+        f" WHERE {' AND '.join(where) or '1 = 1'} ORDER BY {order} LIMIT {int(query.page_size) + 1}"
     )
-    params.append(query.page_size + 1)
     if bucket is not None:
         # The namespace is known: no join to the bucket for the integration's namespace.
         namespace, namespace_join = "%s", ""
