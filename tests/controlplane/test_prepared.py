@@ -65,6 +65,7 @@ def test_the_prepare_threshold_is_a_number_or_off():
                     **POOLED_POSTGRES)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "'server_side_binding': True" in result.stdout and "'prepare_threshold': None" in result.stdout
-    result, _ = run([sys.executable, "manage.py", "check"], DATABASE_PREPARE_THRESHOLD="soon", **POOLED_POSTGRES)
-    assert result.returncode == 1
-    assert "DATABASE_PREPARE_THRESHOLD='soon': set a number of executions (0: at once) or off" in result.stderr
+    for wrong in ("soon", "-1"):
+        result, _ = run([sys.executable, "manage.py", "check"], DATABASE_PREPARE_THRESHOLD=wrong, **POOLED_POSTGRES)
+        assert result.returncode == 1
+        assert f"DATABASE_PREPARE_THRESHOLD={wrong!r}: set a number of executions (0: at once) or off" in result.stderr
