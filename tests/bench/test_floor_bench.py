@@ -40,6 +40,8 @@ def test_floor_bench_compares_the_cheap_rpcs_with_healthz_and_counts_planning(tm
     assert len(plans) == 6, out  # both RPCs in each of the three gunicorn runs
     prepared_runs, before = plans[:4], plans[4:]
     assert all(calls == "20" for _, calls, _ in plans), plans
-    # Warm connections plan nothing once prepared; never prepared, every call is planned.
-    assert all(planned == "0" for _, _, planned in prepared_runs), plans
+    # Warm connections plan nothing once prepared (at most one connection the pool opened after
+    # the warm-up: PostgreSQL's 5 custom plans and the generic one); never prepared, every call.
+    assert all(int(planned) <= 6 for _, _, planned in prepared_runs), plans
+    assert sum(int(planned) for _, _, planned in prepared_runs) <= 6, plans
     assert all(planned == "20" for _, _, planned in before), plans
