@@ -97,3 +97,60 @@ def throwaway_database(prefix: str, allow_sqlite: bool):
     finally:
         keycache.reset()  # its listener's connection would block the DROP DATABASE
         connection.creation.destroy_test_db(source_name, verbosity=0)
+
+
+class StatStatements:
+    """pg_stat_statements for the current database: calls, plans and planning time per statement.
+
+    Needs the server's shared_preload_libraries to hold pg_stat_statements (and
+    pg_stat_statements.track_planning = on for the planning figures); `reason` says what is
+    missing, and a bench then reports that instead of failing.
+    """
+
+    def __init__(self, connection):
+        self.connection = connection
+        self.reason = ""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('shared_preload_libraries')")
+            if "pg_stat_statements" not in cursor.fetchone()[0]:
+                self.reason = "pg_stat_statements is not in the server's shared_preload_libraries"
+                return
+            try:
+                cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            except Exception as exc:  # e.g. a role that may not create it
+                self.reason = f"CREATE EXTENSION pg_stat_statements failed: {str(exc).splitlines()[0]}"
+                return
+            cursor.execute("SELECT current_setting('pg_stat_statements.track_planning')")
+            if cursor.fetchone()[0] != "on":
+                self.reason = "pg_stat_statements.track_planning is off, so planning is not counted"
+
+    @property
+    def available(self) -> bool:
+        return not self.reason
+
+    def reset(self) -> None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"SELECT pg_stat_statements_reset(0, ({self._DATABASE}), 0)")
+
+    def find(self, *fragments: str) -> tuple[int, int, float, float] | None:
+        """(calls, plans, mean planning ms, mean execution ms) of the most called statement
+        whose text holds every fragment, or None."""
+        with self.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT query, calls, plans, total_plan_time, total_exec_time FROM pg_stat_statements"
+                f" WHERE dbid = ({self._DATABASE}) AND calls > 0 ORDER BY calls DESC"
+            )
+            for query, calls, plans, plan_ms, exec_ms in cursor.fetchall():
+                if all(fragment in query for fragment in fragments):
+                    return calls, plans, plan_ms / calls, exec_ms / calls
+        return None
+
+    @staticmethod
+    def describe(figures: tuple[int, int, float, float]) -> str:
+        calls, plans, plan_ms, exec_ms = figures
+        return (
+            f"{calls} calls, {plans} plans ({plans / calls:.2f} per call); mean planning "
+            f"{plan_ms * 1000:.0f} µs, execution {exec_ms * 1000:.0f} µs"
+        )
+
+    _DATABASE = "SELECT oid FROM pg_database WHERE datname = current_database()"

@@ -9,15 +9,61 @@ through the converters Django itself would apply (time zones, JSON, ...), so row
 as the ORM would return them from `values_list()` (build one: the caller knows the order).
 
 Only string parameters can be placeholders (they reach the SQL parameters unchanged).
+
+On PostgreSQL the statements also run prepared (`prepared`): planned once per connection
+instead of at every call, which for a statement with subqueries costs more than running it.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import NamedTuple
 
 from django.db import connections
 from django.db.models import QuerySet
+from django.db.models.query import get_related_populators
+from psycopg import pq
+
+
+@contextlib.contextmanager
+def prepared(alias: str = "default"):
+    """Statements run in the block are prepared from their first execution on the connection.
+
+    For hot reads: psycopg otherwise prepares a statement only once a connection has run it
+    more than DATABASE_PREPARE_THRESHOLD times (settings.py), and never with server-side
+    binding off or preparation "off" (a pooler that cannot carry prepared statements): then
+    this changes nothing. SQLite caches its own statements.
+    """
+    connection = connections[alias]
+    if connection.vendor != "postgresql" or not connection.features.uses_server_side_binding:
+        yield
+        return
+    connection.ensure_connection()
+    pg_connection = connection.connection
+    threshold = pg_connection.prepare_threshold
+    if threshold is None:
+        yield
+        return
+    pg_connection.prepare_threshold = 0
+    try:
+        with connection.execute_wrapper(_prepare_in_one_round_trip):
+            yield
+    finally:
+        pg_connection.prepare_threshold = threshold
+
+
+def _prepare_in_one_round_trip(execute, sql, params, many, context):
+    """Sends each statement as one pipeline (Parse if needed, Bind, Execute, Sync): psycopg
+    otherwise waits for a preparing Parse's answer before it executes, a round trip of its
+    own. Whether psycopg still holds the statement (it keeps the latest prepared_max) is its
+    own business, so every execution goes this way; a prepared one sends no Parse."""
+    connection = context["connection"]
+    pg_connection = connection.connection
+    if many or pg_connection.pgconn.pipeline_status != pq.PipelineStatus.OFF:
+        return execute(sql, params, many, context)
+    with connection.wrap_database_errors, pg_connection.pipeline():
+        return execute(sql, params, many, context)
 
 
 class _Compiled(NamedTuple):
@@ -25,6 +71,15 @@ class _Compiled(NamedTuple):
     params: tuple
     slots: tuple[tuple[int, str], ...]  # (parameter index, placeholder name)
     converters: tuple[tuple[int, object, tuple], ...]  # (column index, expression, converters)
+    instances: _Instances | None  # how rows become model instances (querysets of models)
+
+
+class _Instances(NamedTuple):
+    model: type
+    attnames: list[str]  # the model's columns, in the row's order
+    start: int
+    end: int
+    related: list  # Django's populators of select_related instances
 
 
 class PrecompiledQuery:
@@ -34,13 +89,28 @@ class PrecompiledQuery:
         self.placeholders = placeholders
         self._compiled: dict[str, _Compiled] = {}
 
+    def objects(self, alias: str = "default", **values: str) -> list:
+        """The model instances iterating the queryset gives, select_related ones attached
+        (a plain model queryset: no annotations, no deferred fields)."""
+        compiled = self._compiled.get(alias) or self._compile(alias)
+        if compiled.instances is None:
+            raise TypeError("objects() runs plain model querysets (no values, annotations or deferred fields)")
+        model, attnames, start, end, related = compiled.instances
+        found = []
+        for row in self.rows(alias, **values):
+            instance = model.from_db(alias, attnames, row[start:end])
+            for populator in related:
+                populator.populate(row, instance)
+            found.append(instance)
+        return found
+
     def rows(self, alias: str = "default", **values: str) -> list[tuple]:
         compiled = self._compiled.get(alias) or self._compile(alias)
         params = list(compiled.params)
         for index, name in compiled.slots:
             params[index] = values[name]
         connection = connections[alias]
-        with connection.cursor() as cursor:
+        with prepared(alias), connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
         if not compiled.converters:
@@ -70,6 +140,16 @@ class PrecompiledQuery:
             found = tuple(connection.ops.get_db_converters(expression) + expression.get_db_converters(connection))
             if found:
                 converters.append((i, expression, found))
-        compiled = _Compiled(sql, tuple(params), slots, tuple(converters))
+        compiled = _Compiled(sql, tuple(params), slots, tuple(converters), self._instances(compiler, alias))
         self._compiled[alias] = compiled
         return compiled
+
+    @staticmethod
+    def _instances(compiler, alias: str) -> _Instances | None:
+        # As django.db.models.query.ModelIterable does with each queryset it runs.
+        info, query = compiler.klass_info, compiler.query
+        if info is None or query.values_select or compiler.annotation_col_map or query.deferred_loading[0]:
+            return None  # values, annotations or deferred fields: rows only
+        start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+        attnames = [column[0].target.attname for column in compiler.select[start:end]]
+        return _Instances(info["model"], attnames, start, end, get_related_populators(info, compiler.select, alias))

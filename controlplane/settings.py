@@ -109,6 +109,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=3)
     )
+    # Plan each statement once per connection (docs/performance.md): parameters bound by the
+    # server, and psycopg prepares a statement the DATABASE_PREPARE_THRESHOLD+1st time a
+    # connection runs it (hot reads: the first time). "off": never prepare (a pooler that
+    # cannot carry named prepared statements, e.g. PgBouncer < 1.22 in transaction mode).
+    DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
+    _threshold = env.str("DATABASE_PREPARE_THRESHOLD", default="2")
+    try:
+        DATABASES["default"]["OPTIONS"]["prepare_threshold"] = None if _threshold == "off" else int(_threshold)
+        if _threshold != "off" and int(_threshold) < 0:
+            raise ValueError
+    except ValueError:
+        raise SettingError(
+            f"DATABASE_PREPARE_THRESHOLD={_threshold!r}: set a number of executions (0: at once) or off"
+        ) from None
     # psycopg 3 with a connection pool (CONN_MAX_AGE must stay 0 with it).
     if env.bool("DATABASE_POOL", default=True):
         DATABASES["default"]["OPTIONS"]["pool"] = {

@@ -12,6 +12,7 @@ from django.db import connection
 from controlplane.auth import Principal, Role
 from controlplane.errors import Error
 from controlplane.lookups import looked_up
+from controlplane.precompiled import prepared
 
 from .models import Bucket, BucketMetadataKey
 from .read.page_query import FILTERABLE_TYPES, dialect
@@ -79,7 +80,7 @@ def _bucket_scope(bucket_id: str, namespace: str, name: str, keys: tuple[str, ..
             f" AND k.value_type NOT IN ({', '.join(str(t) for t in FILTERABLE_TYPES)})"
         )
         params = [*keys, *params]
-    with connection.cursor() as cursor:
+    with prepared(), connection.cursor() as cursor:
         cursor.execute(
             f"SELECT b.id, b.namespace_id, n.name, ({types}) FROM uploads_bucket b"  # noqa: S608 (fixed identifiers)
             f" JOIN namespaces_namespace n ON n.id = b.namespace_id WHERE {found_by}",

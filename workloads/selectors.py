@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
+from django.db import router
 from django.db.models import Count, Model, Q
 
 from controlplane.errors import Error
 from controlplane.lookups import looked_up
+from controlplane.precompiled import PrecompiledQuery
 from namespaces.models import Namespace
 
 from .models import EgressEvent, EgressGrant, Environment, Job, JobLogChunk, Sandbox, Workspace
@@ -46,13 +48,23 @@ def get(model: type[Model], public_id: str, *, for_update: bool = False):
 
 def _load(model: type[Model], public_id: str, for_update: bool):
     field, _, what = PUBLIC_IDS[model]
-    queryset = model.objects.select_related(*_related(model))
     if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    resource = queryset.filter(**{field: public_id}).first()
+        queryset = model.objects.select_related(*_related(model)).select_for_update(of=("self",))
+        resource = queryset.filter(**{field: public_id}).first()
+    else:  # a hot read: its SQL compiled once, planned once per connection
+        found = _BY_PUBLIC_ID[model].objects(router.db_for_read(model), public_id=public_id)
+        resource = found[0] if found else None
     if resource is None:
         raise Error.not_found(f"{what} {public_id!r} not found")
     return resource
+
+
+def _by_public_id(model: type[Model]) -> PrecompiledQuery:
+    field = PUBLIC_IDS[model].field  # unique: at most one row, no ORDER BY or LIMIT needed
+    return PrecompiledQuery(
+        lambda public_id: model.objects.select_related(*_related(model)).filter(**{field: public_id}).order_by(),
+        "public_id",
+    )
 
 
 # Each list's own keyset, newest first: creation time, then the public id. Events have no
@@ -150,3 +162,6 @@ def _whole_characters(data: bytes) -> bytes:
 def job_counts_by_state() -> dict[str, int]:
     """How many jobs are in each state, across namespaces (the work queue, for /metrics)."""
     return dict(Job.objects.order_by().values_list("state").annotate(count=Count("pk")))
+
+
+_BY_PUBLIC_ID = {model: _by_public_id(model) for model in PUBLIC_IDS}

@@ -52,7 +52,8 @@ class Authenticate:
                 raise Error.unauthenticated(principal.failure or "a credential is required")
         except Exception as exc:
             raise to_connect_error(exc, ctx) from None
-        call.principal = principal
+        # The principal itself, not the middleware's lazy proxy of it: every later check reads it.
+        call.principal = getattr(principal, "_wrapped", principal)
 
     def on_end_sync(self, token, ctx, error) -> None:
         return
@@ -126,6 +127,8 @@ class Transaction:
         autocommit = (
             ctx.method.idempotency_level is IdempotencyLevel.NO_SIDE_EFFECTS or procedure(ctx) in self.own_transactions
         ) and not connection.in_atomic_block
+        if autocommit and deadline is None:
+            return call_next(request, ctx)  # nothing to open, nothing to bound
         try:
             with (
                 contextlib.nullcontext() if autocommit else transaction.atomic(),

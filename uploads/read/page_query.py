@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 
+from controlplane.precompiled import prepared
 from uploads.api.v1 import uploads_pb2 as pb
 
 from ..models import Upload
@@ -33,7 +34,7 @@ class Page:
 def fetch_page(*, bucket, namespaces: list[str] | None, query: ListQuery, position: Position | None, anchor) -> Page:
     """The page `page_statement` describes, run: one round trip."""
     sql, params = page_statement(bucket=bucket, namespaces=namespaces, query=query, position=position, anchor=anchor)
-    with connection.cursor() as cursor:
+    with prepared(), connection.cursor() as cursor:  # the page's two statements: planned once per connection
         cursor.execute(sql, params)
         found = cursor.fetchall()
     return Page(rows=found[: query.page_size], has_more=len(found) > query.page_size)
@@ -114,11 +115,12 @@ def page_statement(
     direction = "DESC" if query.descending else "ASC"
     order = f"u.{column} {direction}, u.upload_id {direction}"
     scope_join = "" if bucket is not None or namespaces is None else " JOIN uploads_bucket b ON b.id = u.bucket_id"
+    # The limit is written in (a validated int), not bound: PostgreSQL cannot cost a generic
+    # plan for an unknown LIMIT, so it would plan the prepared statement again at every call.
     page = (
         f"SELECT u.upload_id FROM uploads_upload u{scope_join}"  # noqa: S608 (fixed identifiers; values are parameters)
-        f" WHERE {' AND '.join(where) or '1 = 1'} ORDER BY {order} LIMIT %s"
+        f" WHERE {' AND '.join(where) or '1 = 1'} ORDER BY {order} LIMIT {int(query.page_size) + 1}"
     )
-    params.append(query.page_size + 1)
     if bucket is not None:
         # The namespace is known: no join to the bucket for the integration's namespace.
         namespace, namespace_join = "%s", ""
