@@ -104,7 +104,7 @@ def http_calls(port: int, token: str, job_id: str, keep_alive: bool) -> dict:
 
 
 def measure_http(label, env, args, bench_url, token, job_id, options, statements, keep_alive):
-    from tests.live import ServiceProcess
+    from tests.support.live import ServiceProcess
 
     service = ServiceProcess(
         env={"DATABASE_URL": bench_url, "DATABASE_POOL": "true", "LOG_LEVEL": "WARNING", **env},

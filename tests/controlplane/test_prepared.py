@@ -8,7 +8,7 @@ from django.db.models import F
 
 from controlplane.precompiled import PrecompiledQuery, prepared
 from namespaces.models import Namespace
-from tests.roundtrips import RoundTrips
+from tests.support.roundtrips import RoundTrips
 from tests.test_config import POOLED_POSTGRES, run
 
 

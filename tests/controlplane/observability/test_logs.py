@@ -12,7 +12,7 @@ import pytest
 from controlplane.auth import Role
 from controlplane.observability import logs
 from controlplane.observability.requests import request_id
-from tests.testing_service import PATH, TESTING_SERVICE
+from tests.support.testing_service import PATH, TESTING_SERVICE
 
 COOKIE = "cp_session=cookie-value-that-must-not-be-logged"
 
