@@ -8,8 +8,8 @@ from django.db.models import F
 
 from controlplane.precompiled import PrecompiledQuery, prepared
 from namespaces.models import Namespace
+from tests.controlplane.test_config import POOLED_POSTGRES, run
 from tests.support.roundtrips import RoundTrips
-from tests.test_config import POOLED_POSTGRES, run
 
 
 def probe():
