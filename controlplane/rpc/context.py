@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -32,6 +33,8 @@ class Call:
     lookups: dict = field(default_factory=dict)
     # Responses whose encodings the handler prepared, by id(message) (see codecs.prepared).
     prepared: dict = field(default_factory=dict)
+    # Server streams: authenticates and authorizes the caller again (interceptors.Authorize).
+    recheck: Callable[[], None] | None = None
 
 
 _current: ContextVar[Call | None] = ContextVar("controlplane_rpc_call", default=None)

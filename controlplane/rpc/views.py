@@ -32,8 +32,11 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     if _is_grpc(request.content_type) and send_trailers is None:
         # gRPC proper over HTTP/1.1 (or a server without trailers): Connect and gRPC-Web work here.
         return HttpResponse(status=415, headers={"Accept-Post": ACCEPT_POST})
-    # Our methods are unary; reflection is a stream, answered while the request stream is read.
+    # Reflection is a bidirectional stream, answered while the request stream is read.
     streaming = service in REFLECTION_SERVICES
+    # Server streams (WatchJobs, ...) answer message by message, as the handler yields them.
+    served = registry.methods.get(f"{service}/{method}")
+    streams_out = streaming or (served is not None and served.server_streaming)
     limit = settings.RPC_MAX_REQUEST_BYTES + 1 if _has_body(request) else 0
     # A stream's reader must not wait for more than the client has sent: it may be waiting
     # for our answer before it sends more (grpc reflection clients do).
@@ -53,10 +56,11 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
 
     with serving(request) as call:
         chunks = application(environ, start_response)
-        if not streaming:
+        if not streams_out:
             content = b"".join(chunks)
-    if streaming:
+    if streams_out:
         response = StreamingHttpResponse(chunks, status=started["status"])
+        response["X-Accel-Buffering"] = "no"  # nginx passes each message on as it comes
     else:
         response = HttpResponse(content, status=started["status"])
     for name, value in started["headers"]:
