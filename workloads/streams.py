@@ -64,12 +64,14 @@ def watch_jobs(
 def follow_job_logs(*, job: Job, offset: int, stream: Stream) -> Iterator[pb.FollowJobLogsResponse]:
     waker = signal.signal_for(signal.JOBS)
     key = job_events.job_key(job.pk)
+    first = True  # the first look always answers: the position, even before any output
     with _interest(waker, key):
         while True:
             ticket = waker.ticket(key) if waker else 0
             job = Job.objects.get(pk=job.pk)  # its size and state now
             page = selectors.job_logs(job, offset)
-            if page.data or page.complete:
+            if page.data or page.complete or first:
+                first = False
                 offset = page.next_offset
                 yield pb.FollowJobLogsResponse(
                     data=page.data.decode("utf-8", errors="replace"),

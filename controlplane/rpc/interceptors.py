@@ -86,7 +86,9 @@ class SessionPolicy:
 def _is_connect_json(http_request) -> bool:
     if http_request.method == "GET":
         return http_request.GET.get("encoding") == "json"
-    return http_request.content_type == "application/json"
+    # Or Connect's streaming JSON (server streams): a cross-site page cannot send it without a
+    # preflight either.
+    return http_request.content_type in ("application/json", "application/connect+json")
 
 
 Next = Callable[[Message, RequestContext], Message]

@@ -72,7 +72,7 @@ class JobService(Protocol):
         resume_token it starts with the current state: one ADDED per job, then a BOOKMARK; then
         one event per change. With a token it continues right after the event that carried it:
         nothing lost, nothing repeated. A token older than the change log keeps
-        (JOBS_WATCH_RETENTION_SECONDS) is failed_precondition: watch again without one. The
+        (JOBS_WATCH_RETENTION_SECONDS) is out_of_range: watch again without one. The
         stream ends cleanly (OK) after STREAM_MAX_SECONDS: resume with the last token.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -344,7 +344,7 @@ class JobServiceClient(ConnectClient):
         resume_token it starts with the current state: one ADDED per job, then a BOOKMARK; then
         one event per change. With a token it continues right after the event that carried it:
         nothing lost, nothing repeated. A token older than the change log keeps
-        (JOBS_WATCH_RETENTION_SECONDS) is failed_precondition: watch again without one. The
+        (JOBS_WATCH_RETENTION_SECONDS) is out_of_range: watch again without one. The
         stream ends cleanly (OK) after STREAM_MAX_SECONDS: resume with the last token.
         """
         return self.execute_server_stream(
@@ -420,7 +420,7 @@ class JobServiceSync(Protocol):
         resume_token it starts with the current state: one ADDED per job, then a BOOKMARK; then
         one event per change. With a token it continues right after the event that carried it:
         nothing lost, nothing repeated. A token older than the change log keeps
-        (JOBS_WATCH_RETENTION_SECONDS) is failed_precondition: watch again without one. The
+        (JOBS_WATCH_RETENTION_SECONDS) is out_of_range: watch again without one. The
         stream ends cleanly (OK) after STREAM_MAX_SECONDS: resume with the last token.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -690,7 +690,7 @@ class JobServiceClientSync(ConnectClientSync):
         resume_token it starts with the current state: one ADDED per job, then a BOOKMARK; then
         one event per change. With a token it continues right after the event that carried it:
         nothing lost, nothing repeated. A token older than the change log keeps
-        (JOBS_WATCH_RETENTION_SECONDS) is failed_precondition: watch again without one. The
+        (JOBS_WATCH_RETENTION_SECONDS) is out_of_range: watch again without one. The
         stream ends cleanly (OK) after STREAM_MAX_SECONDS: resume with the last token.
         """
         return self.execute_server_stream(
