@@ -17,6 +17,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from . import errors
+from .cli_streams import with_streams
 from .client import AdminClient, Client
 from .login import LoginError, LoginSettings, bearer, forget_token, load_token, login
 from .types import Binding, Role
@@ -224,12 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("cmd", nargs="*", metavar="-- CMD")
         p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
 
-    _resource_commands(sub, "jobs", JOB, {
+    _resource_commands(sub, "jobs", JOB, with_streams({
         "run": (jobs_run, lambda c, a: c.jobs.run(a.image, command=a.cmd, env=dict(_pairs(a.env, "--env")))),
         "ls": (_page, lambda c, a: c.jobs.list(page_size=a.page_size)),
         "get": (_id, lambda c, a: c.jobs.get(a.id)),
         "cancel": (_id, lambda c, a: c.jobs.cancel(a.id)),
-    })  # fmt: skip
+    }, as_dict))  # fmt: skip  # ls -w, logs [-f], run --wait: cli_streams.py
 
     def sandbox_create(p):
         p.add_argument("image")

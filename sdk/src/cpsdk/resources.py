@@ -48,6 +48,11 @@ class Jobs(_Resource):
     def cancel(self, job_id: str):
         return self._call("CancelJob", job_pb2.CancelJobRequest(job_id=job_id), "job")
 
+    def logs(self, job_id: str, offset: int = 0):
+        """Up to 1 MiB of the job's output from `offset` (GetJobLogsResponse: data, next_offset,
+        complete once the job has ended and all was read)."""
+        return self._call("GetJobLogs", job_pb2.GetJobLogsRequest(job_id=job_id, offset=offset))
+
     def watch(self, resume_token: str = "", *, bookmarks: bool = False):
         """Every change of the namespace's jobs, as it happens (`kubectl get -w`): an iterator
         (async iterator on AsyncClient) of WatchJobsResponse, which never ends by itself.
