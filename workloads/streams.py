@@ -9,7 +9,10 @@ says its namespace or job changed.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -44,7 +47,10 @@ def watch_jobs(
             stream.sent()
         while True:
             ticket = waker.ticket(key) if waker else 0
-            events = _events_after(ns, after, with_env=may_read_env(reader(), ns.name))
+            with_env = may_read_env(reader(), ns.name)
+            load = partial(_events_after, ns, after, with_env=with_env)
+            # Without NOTIFY (no tickets) each stream reads for itself.
+            events = shared_reads.read((ns.pk, with_env), after, ticket, load) if waker else load()
             for seq, kind, job in events:
                 after = seq
                 yield pb.WatchJobsResponse(type=_TYPES[kind], job=job, resume_token=str(seq))
@@ -90,6 +96,44 @@ def follow_job_logs(*, job: Job, offset: int, stream: Stream) -> Iterator[pb.Fol
                 yield pb.FollowJobLogsResponse(next_offset=offset, first_offset=job.log_start)
                 stream.sent()
             stream.idle(waker, key, ticket)
+
+
+class SharedReads:
+    """The streams of one process that wake for the same change read it once.
+
+    A notification wakes every watch of its namespace at once; instead of each making the
+    same query, the first starts it and the others use its rows. A stream may use a read
+    only if the read began after the notifications the stream knows of: its ticket (the
+    signal's generation of the namespace) is at most the one the read began at."""
+
+    @dataclass
+    class _Read:
+        ticket: int
+        after: int
+        done: threading.Event = field(default_factory=threading.Event)
+        rows: list | None = None
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._latest: dict = {}  # key → the latest read
+
+    def read(self, key, after: int, ticket: int, load: Callable[[], list]) -> list:
+        with self._lock:
+            latest = self._latest.get(key)
+            lead = latest is None or latest.after != after or latest.ticket < ticket
+            if lead:
+                latest = self._latest[key] = self._Read(ticket, after)
+        if lead:
+            try:
+                latest.rows = load()
+            finally:
+                latest.done.set()
+            return latest.rows
+        latest.done.wait()
+        return latest.rows if latest.rows is not None else load()  # the leader failed: read alone
+
+
+shared_reads = SharedReads()
 
 
 def _interest(waker, key: str):
