@@ -166,7 +166,9 @@ async def run_watches(port: int, token: str, args, worker: int) -> dict:
     await asyncio.wait_for(asyncio.gather(*(event.wait() for event in ready)), 120)
     await asyncio.sleep(2.0)  # settled: every stream waits
     open_rss = rss_mb(worker)
-    idle_connections = await in_thread(held_connections)
+    from django.db import connection
+
+    idle_connections = await in_thread(held_connections) if connection.vendor == "postgresql" else 0
 
     committed: dict[str, float] = {}
 
