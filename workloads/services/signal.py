@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from controlplane import notify
 WORK = "work_queued"
 JOBS = "job_changed"
 CHANNEL = WORK  # the runners' channel, by its old name
+_PAYLOAD = re.compile(r"(?:[a-z]+:[0-9]+)?")
 
 
 @dataclass
@@ -140,8 +142,12 @@ def announce(channel: str = WORK, payload: str = "") -> None:
     """Wakes the waiters of `channel` (and `payload`) once the current transaction commits
     (NOTIFY is transactional; the same notification twice in one transaction is sent once)."""
     if connection.vendor == "postgresql":
+        # NOTIFY takes no parameters; channels are this module's names and payloads ours
+        # ("ns:12", "job:34"), checked to need no quoting.
+        if channel not in (WORK, JOBS) or not _PAYLOAD.fullmatch(payload):
+            raise ValueError(f"not a notification of ours: {channel!r} {payload!r}")
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
+            cursor.execute(f"NOTIFY {channel}, '{payload}'" if payload else f"NOTIFY {channel}")
 
 
 def _forget() -> None:
