@@ -239,6 +239,20 @@ RUNNER_POLL_SECONDS = env.int("RUNNER_POLL_SECONDS", default=2)
 RUNNER_LAST_SEEN_RESOLUTION_SECONDS = env.int("RUNNER_LAST_SEEN_RESOLUTION_SECONDS", default=5)
 # A job's output is kept up to this many bytes; past it the oldest bytes are dropped.
 JOBS_MAX_LOG_BYTES = env.int("JOBS_MAX_LOG_BYTES", default=1024 * 1024)
+# Streams (WatchJobs, FollowJobLogs, docs/streams.md): the job change log is kept this long (a
+# resume token older than it must start again); a stream ends cleanly after STREAM_MAX_SECONDS
+# (the client resumes); a quiet stream sends a bookmark (or an empty log message) every
+# STREAM_BOOKMARK_SECONDS, which also tells a gone client from an idle one; the caller's
+# credential and permission are checked again every STREAM_AUTH_RECHECK_SECONDS; without
+# NOTIFY (SQLite) streams look for changes every STREAM_POLL_SECONDS.
+JOBS_WATCH_RETENTION_SECONDS = env.int("JOBS_WATCH_RETENTION_SECONDS", default=3600)
+STREAM_MAX_SECONDS = env.float("STREAM_MAX_SECONDS", default=1800.0)
+STREAM_BOOKMARK_SECONDS = env.float("STREAM_BOOKMARK_SECONDS", default=15.0)
+STREAM_AUTH_RECHECK_SECONDS = env.float("STREAM_AUTH_RECHECK_SECONDS", default=5.0)
+STREAM_POLL_SECONDS = env.float("STREAM_POLL_SECONDS", default=1.0)
+for _name in ("STREAM_MAX_SECONDS", "STREAM_BOOKMARK_SECONDS", "STREAM_AUTH_RECHECK_SECONDS", "STREAM_POLL_SECONDS"):
+    if globals()[_name] <= 0:
+        raise SettingError(f"{_name} must be more than 0 seconds")
 # Domain under which sandboxes are previewed (https://sbx-<id>.<domain>/); unset: GetPreviewUrl is unimplemented.
 CONTAINERS_PREVIEW_DOMAIN = env.str("CONTAINERS_PREVIEW_DOMAIN", default="")
 # Egress that GrantEgress always refuses (see namespaces/egress_rules.py): networks

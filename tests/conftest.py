@@ -110,6 +110,47 @@ class RpcResult:
         return f"<RpcResult {self.status} {self.body if self.body is not None else self.raw[:200]!r}>"
 
 
+class StreamResult:
+    """The first frame of a server stream (Connect streaming JSON): a message, or its end.
+
+    The response is closed after it, as a client that goes away would: a watch never ends."""
+
+    protocol = "connect"
+
+    def __init__(self, response):
+        self.status = response.status_code
+        buffer = first_frame(response)
+        frame = json.loads(buffer[5 : 5 + int.from_bytes(buffer[1:5], "big")] or b"{}")
+        # The end of the stream carries its error as a unary error body would be.
+        error = frame.get("error") if buffer[0] & 0x02 else None
+        self.body = error if error is not None else frame
+        self.code = error["code"] if error is not None else None
+
+    def __repr__(self):
+        return f"<StreamResult {self.status} {self.code or 'ok'} {self.body}>"
+
+
+def first_frame(response) -> bytes:
+    """A streamed response's bytes up to its first whole frame (5-byte header, then the
+    frame); the response is closed then, as by a client going away (a watch never ends)."""
+    buffer = b""
+    try:
+        for chunk in response.streaming_content:
+            buffer += chunk
+            if len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
+                break
+    finally:
+        response.close()
+    return buffer
+
+
+def _server_streaming(procedure: str) -> bool:
+    from controlplane.rpc.registry import registry
+
+    method = registry.methods.get(procedure.lstrip("/"))
+    return method is not None and method.server_streaming
+
+
 @pytest.fixture
 def rpc(client):
     """rpc("containers.api.v1.NamespaceService/GetNamespace", {...}, token=...) → RpcResult.
@@ -136,6 +177,12 @@ def rpc(client):
         for name, value in (headers or {}).items():
             extra["HTTP_" + name.upper().replace("-", "_")] = value
         payload = data if data is not None else json.dumps(body or {}).encode()
+        if data is None and _server_streaming(procedure):
+            # Server streams take one enveloped message (Connect streaming) and answer a stream.
+            envelope = b"\x00" + len(payload).to_bytes(4, "big") + payload
+            path = "/" + procedure
+            response = client.generic(method, path, envelope, content_type="application/connect+json", **extra)
+            return StreamResult(response)
         if not payload and method != "GET":
             # The test client leaves both out for an empty body; a real client sends them.
             extra.update(CONTENT_TYPE=content_type, CONTENT_LENGTH="0")
@@ -172,7 +219,7 @@ class GrpcWebResult:
     def __init__(self, response, response_type):
         self.response = response
         self.http_status = response.status_code
-        frames, trailers = grpc_web_frames(response.content)
+        frames, trailers = grpc_web_frames(first_frame(response) if response.streaming else response.content)
         self.messages = [response_type.FromString(frame) for frame in frames]
         trailers = {**{k.lower(): v for k, v in response.items()}, **trailers}
         self.trailers = trailers

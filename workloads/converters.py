@@ -37,8 +37,28 @@ _EVENT_KINDS = {
 
 
 def job_to_proto(job: Job, reader: Principal) -> job_pb2.Job:
+    return _job(job, job.env if may_read_env(reader, job.namespace.name) else dict.fromkeys(job.env, ""))
+
+
+def may_read_env(reader: Principal, namespace: str) -> bool:
     # Env values may be secrets: like GetAppKey they need OPERATOR; a VIEWER sees the names only.
-    env = job.env if reader.has_role(job.namespace.name, Role.OPERATOR) else dict.fromkeys(job.env, "")
+    return reader.has_role(namespace, Role.OPERATOR)
+
+
+def job_snapshot(job: Job) -> bytes:
+    """The job as WatchJobs streams it (workloads.models.JobEvent), without env values."""
+    return _job(job, dict.fromkeys(job.env, "")).SerializeToString()
+
+
+def job_from_snapshot(snapshot: bytes, env: dict[str, str] | None) -> job_pb2.Job:
+    """A JobEvent's job; `env`: the job's values, for readers who may see them."""
+    job = job_pb2.Job.FromString(bytes(snapshot))
+    if env is not None:
+        job.env.update(env)
+    return job
+
+
+def _job(job: Job, env: dict[str, str]) -> job_pb2.Job:
     return job_pb2.Job(
         job_id=job.job_id,
         namespace=job.namespace.name,

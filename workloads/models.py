@@ -212,3 +212,40 @@ class EgressEvent(models.Model):
 
     def __str__(self):
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.kind} {self.target}"
+
+
+class JobEventCounter(models.Model):
+    """The last sequence number of a namespace's job change log (JobEvent.seq). Writers take
+    its row lock until they commit, so a namespace's changes commit in sequence order and a
+    watcher reading past its token never skips one still uncommitted."""
+
+    namespace = models.OneToOneField(Namespace, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    last = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.namespace_id}#{self.last}"
+
+
+class JobEvent(models.Model):
+    """One change of a job, as WatchJobs streams it: the whole job after the change.
+
+    Kept JOBS_WATCH_RETENTION_SECONDS (workloads.services.job_events.trim)."""
+
+    class Type(models.TextChoices):
+        ADDED = "added", "Added"
+        MODIFIED = "modified", "Modified"
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="+")
+    seq = models.BigIntegerField()
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="+")
+    type = models.CharField(max_length=8, choices=Type.choices)
+    # containers.api.v1.Job, serialized, with env names but no values (those stay on the job).
+    snapshot = models.BinaryField()
+    at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["namespace", "seq"], name="uniq_job_event_seq")]
+        indexes = [models.Index(fields=["at"], name="containers_jobevent_at")]
+
+    def __str__(self):
+        return f"{self.namespace_id}#{self.seq} {self.type}"

@@ -9,6 +9,7 @@ is not here: it is computed once where the request enters (controlplane.faults.a
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -27,6 +28,8 @@ class Call:
     present_fields: set[str] | None = None
     # Responses whose encodings the handler prepared, by id(message) (see codecs.prepared).
     prepared: dict = field(default_factory=dict)
+    # Server streams: authenticates and authorizes the caller again (interceptors.Authorize).
+    recheck: Callable[[], None] | None = None
 
 
 _current: ContextVar[Call | None] = ContextVar("controlplane_rpc_call", default=None)

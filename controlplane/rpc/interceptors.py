@@ -11,13 +11,18 @@ Then, around the handler, with the decoded request:
                     deadline bounds the database work of both (deadline.py).
   6. Authorize      the method's declared permission, before the handler (inside a write's
                     transaction, so lookups it makes see the same snapshot).
+
+Server streams (NO_SIDE_EFFECTS only) pass 1-4 and 6 alike, with two differences: they run
+in autocommit with no transaction at all (Transaction has no stream form: a stream's loop
+gives its connection back while it waits, rpc/streams.py), and Authorize leaves them a way to
+check the caller again (`Call.recheck`), which their loops call every few seconds.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from connectrpc.method import IdempotencyLevel
 from connectrpc.request import RequestContext
@@ -28,6 +33,7 @@ from django.utils.module_loading import import_string
 from google.protobuf.message import Message
 
 from controlplane.auth import Kind
+from controlplane.auth.authenticators import authenticate
 from controlplane.auth.origin import is_same_origin_request
 from controlplane.errors import Error
 from controlplane.faults.arrival import current_deadline
@@ -86,7 +92,9 @@ class SessionPolicy:
 def _is_connect_json(http_request) -> bool:
     if http_request.method == "GET":
         return http_request.GET.get("encoding") == "json"
-    return http_request.content_type == "application/json"
+    # Or Connect's streaming JSON (server streams): a cross-site page cannot send it without a
+    # preflight either.
+    return http_request.content_type in ("application/json", "application/connect+json")
 
 
 Next = Callable[[Message, RequestContext], Message]
@@ -99,11 +107,20 @@ class MapErrors:
         except Exception as exc:
             raise to_connect_error(exc, ctx) from None
 
+    def intercept_server_stream_sync(self, call_next, request: Message, ctx: RequestContext) -> Iterator[Message]:
+        # A generator: errors raised while the stream runs, not only before it starts, are mapped.
+        try:
+            yield from call_next(request, ctx)
+        except Exception as exc:
+            raise to_connect_error(exc, procedure(ctx)) from None
+
 
 class Validate:
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
         validate_request(request)
         return call_next(request, ctx)
+
+    intercept_server_stream_sync = intercept_unary_sync
 
 
 class Transaction:
@@ -150,12 +167,30 @@ class Authorize:
         self.permissions = permissions
 
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
-        permission = self.permissions[procedure(ctx)]
-        principal = context.principal_of(ctx)
+        self._check(self.permissions[procedure(ctx)], context.principal_of(ctx), request)
+        return call_next(request, ctx)
+
+    def intercept_server_stream_sync(self, call_next, request: Message, ctx: RequestContext) -> Iterator[Message]:
+        permission, call = self.permissions[procedure(ctx)], context.call_of(ctx)
+        self._check(permission, call.principal, request)
+
+        def recheck() -> None:
+            # The credential as the middleware would see it now (a revoked key's cache entry is
+            # gone by NOTIFY), and the method's permission for it.
+            principal = authenticate(call.http_request)
+            if not principal.is_authenticated:
+                raise Error.unauthenticated(principal.failure or "the credential is no longer valid")
+            self._check(permission, principal, request)
+            call.principal = principal
+
+        call.recheck = recheck
+        return call_next(request, ctx)
+
+    @staticmethod
+    def _check(permission: Permission, principal, request: Message) -> None:
         if principal.kind is Kind.RUNNER and not permission.admits_runners:
             raise Error.permission_denied("runner keys may call only containers.runtime.v1.RunnerService")
         permission.check(principal, request)
-        return call_next(request, ctx)
 
 
 def chain(permissions: Mapping[str, Permission], own_transactions: frozenset[str] = frozenset()) -> tuple:

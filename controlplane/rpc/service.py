@@ -19,9 +19,12 @@ from collections.abc import Callable
 
 from connectrpc.server import ConnectWSGIApplication
 from django.core.exceptions import ImproperlyConfigured
+from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import ServiceDescriptor
 
 from .permissions import Permission
+
+NO_SIDE_EFFECTS = descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS
 
 
 def rpc(*, permission: Permission, own_transactions: bool = False):
@@ -56,6 +59,9 @@ class Service:
             handler = getattr(cls, handler_name(method.name), None)
             if not hasattr(handler, "rpc_permission"):
                 raise ImproperlyConfigured(f"{cls.__name__} has no @rpc handler for {method.full_name}")
+            # Streams run without a transaction (interceptors.py): only reads may stream.
+            if method.server_streaming and method.GetOptions().idempotency_level != NO_SIDE_EFFECTS:
+                raise ImproperlyConfigured(f"{method.full_name} streams, so it must be NO_SIDE_EFFECTS")
         for attr, value in vars(cls).items():
             if hasattr(value, "rpc_permission") and attr not in names:
                 raise ImproperlyConfigured(f"{cls.__name__}.{attr} is not a method of {cls.descriptor.full_name}")

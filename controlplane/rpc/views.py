@@ -37,7 +37,7 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     if _is_grpc(request.content_type) and send_trailers is None:
         # gRPC proper over HTTP/1.1 (or a server without trailers): Connect and gRPC-Web work here.
         return HttpResponse(status=415, headers={"Accept-Post": ACCEPT_POST})
-    # Our methods are unary; reflection is a stream, answered while the request stream is read.
+    # Reflection is a bidirectional stream, answered while the request stream is read.
     streaming = service in REFLECTION_SERVICES
     # Reflection is anonymous: its small limit bounds what an unauthenticated caller makes us read.
     # (+5: the one envelope's prefix.)
@@ -47,6 +47,9 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     # waiting for our answer before it sends more (grpc reflection clients do). Over HTTP/1.1
     # the client sends its whole body first, so reads can be large.
     step = 1 if streaming and not request.environ.get("SERVER_PROTOCOL", "").startswith("HTTP/1") else None
+    # Server streams (WatchJobs, ...) answer message by message, as the handler yields them.
+    served = registry.methods.get(f"{service}/{method}")
+    streams_out = streaming or (served is not None and served.server_streaming)
     body = DrainLimitedInput(request.environ["wsgi.input"], limit, step=step)
     environ = {
         **request.environ,
@@ -64,7 +67,7 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     try:
         with serving(request):
             chunks = application(environ, start_response)
-            if not streaming:
+            if not streams_out:
                 content = b"".join(chunks)
     except ConnectError:
         if not body.malformed:  # only the body's own error escapes the runtime (its drain after an error)
@@ -72,8 +75,9 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     if body.malformed:
         # Below the protocol: whatever the runtime made of it, the body was never read.
         response = error_response(body.malformed)
-    elif streaming:
+    elif streams_out:
         response = StreamingHttpResponse(chunks, status=started["status"])
+        response["X-Accel-Buffering"] = "no"  # nginx passes each message on as it comes
     else:
         response = HttpResponse(content, status=started["status"])
         if f"{service}/{method}" in registry.methods:  # a served procedure: a bounded label

@@ -42,7 +42,7 @@ def test_healthz_answers_within_100_ms_through_nginx_with_50_half_open_connectio
         stack.enter_context(_gunicorn_from_deploy_config(socket_path))
         http_port, https_port = free_port(), free_port()
         stack.enter_context(_nginx(workdir, socket_path, http_port, https_port))
-        context = ssl.create_default_context(cafile=str(workdir / "cert.pem"))
+        context = ssl.create_default_context(cafile=str(workdir / "ca.pem"))
         url = f"https://127.0.0.1:{https_port}/healthz"
 
         assert _get(url, context) == 200  # warm: TLS session cache, worker, database connection
@@ -149,11 +149,13 @@ def _unprivileged_dir():
 
 
 @contextmanager
-def _gunicorn_from_deploy_config(socket_path: Path):
-    service = ServiceProcess(env={"USE_X_FORWARDED_PROTO": "true", "SECURE_SSL_REDIRECT": "true"})
+def _gunicorn_from_deploy_config(
+    socket_path: Path, config: str = "deploy/gunicorn.conf.py", workers: int = 2, env: dict | None = None
+):
+    service = ServiceProcess(env={"USE_X_FORWARDED_PROTO": "true", "SECURE_SSL_REDIRECT": "true", **(env or {})})
     log = open(service.log_path, "wb")  # noqa: SIM115 - closed below
-    command = [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "controlplane.wsgi",
-               "--bind", f"unix:{socket_path}", "--workers", "2"]  # fmt: skip
+    command = [sys.executable, "-m", "gunicorn", "-c", config, "controlplane.wsgi",
+               "--bind", f"unix:{socket_path}", "--workers", str(workers)]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, env=service.env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
@@ -169,11 +171,12 @@ def _gunicorn_from_deploy_config(socket_path: Path):
 
 
 @contextmanager
-def _nginx(workdir: Path, socket_path: Path, http_port: int, https_port: int):
+def _nginx(workdir: Path, socket_path: Path, http_port: int, https_port: int, streams_socket: Path | None = None):
     _write_certificate(workdir)
     site = (ROOT / "deploy" / "nginx.conf").read_text()
     for shipped, here in [
         ("unix:/run/controlplane/gunicorn.sock", f"unix:{socket_path}"),
+        ("unix:/run/controlplane/streams.sock", f"unix:{streams_socket or workdir / 'streams.sock'}"),
         ("listen 80;", f"listen 127.0.0.1:{http_port};"),
         ("listen [::]:80;", ""),
         ("listen 443 ssl http2;", f"listen 127.0.0.1:{https_port} ssl http2;"),
@@ -223,27 +226,37 @@ def _read(path: Path) -> str:
 
 
 def _write_certificate(workdir: Path) -> None:
-    """A self-signed certificate for 127.0.0.1, which the test client trusts."""
+    """A certificate for 127.0.0.1 (cert.pem, key.pem) from a test CA (ca.pem), which the test
+    clients trust. Issued by a CA rather than self-signed: rustls (pyqwest, the connectrpc
+    client's transport) refuses a CA certificate used as the server's own."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
+
+    def issue(subject: str, key, issuer: x509.Name, signer, *, ca: bool):
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(issuer)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            san = x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+            builder = builder.add_extension(san, critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "controlplane test CA")])
+    ca = issue("controlplane test CA", ca_key, ca_name, ca_key, ca=True)
+    certificate = issue("127.0.0.1", key, ca_name, ca_key, ca=False)
+    (workdir / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     (workdir / "cert.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     (workdir / "key.pem").write_bytes(
         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())

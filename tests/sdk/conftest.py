@@ -14,3 +14,7 @@ def sdk_service(django_db_setup, django_db_blocker):
     service = ServiceProcess(env=CAPABILITY_SETTINGS).start()
     yield service
     service.stop()
+
+
+# The streaming pool and a runner (tests/workloads/conftest.py), for the stream commands.
+from tests.workloads.conftest import runner, stream_server  # noqa: E402, F401

@@ -88,6 +88,8 @@ REQUESTS = {
     "JobService/ListJobs": lambda r: {"namespace": r.namespace},
     "JobService/CancelJob": lambda r: {"jobId": r.job_id},
     "JobService/GetJobLogs": lambda r: {"jobId": r.job_id},
+    "JobService/WatchJobs": lambda r: {"namespace": r.namespace},
+    "JobService/FollowJobLogs": lambda r: {"jobId": r.job_id},
     "SandboxService/CreateSandbox": lambda r: {"namespace": r.namespace, "image": "python:3.12"},
     "SandboxService/GetSandbox": lambda r: {"sandboxId": r.sandbox_id},
     "SandboxService/ListSandboxes": lambda r: {"namespace": r.namespace},

@@ -37,6 +37,8 @@ ACCESS = {
     "JobService/ListJobs": VIEWER,
     "JobService/CancelJob": OPERATOR,
     "JobService/GetJobLogs": VIEWER,
+    "JobService/WatchJobs": VIEWER,
+    "JobService/FollowJobLogs": VIEWER,
     "SandboxService/CreateSandbox": OPERATOR,
     "SandboxService/GetSandbox": VIEWER,
     "SandboxService/ListSandboxes": VIEWER,

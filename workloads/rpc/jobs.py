@@ -1,8 +1,9 @@
 from containers.api.v1 import job_pb2 as pb
 from containers.api.v1.job_connect import JobServiceSync, JobServiceWSGIApplication
 from controlplane.rpc import Service, principal_of, rpc
+from controlplane.rpc.streams import Stream
 
-from .. import selectors
+from .. import selectors, streams
 from ..converters import job_to_proto
 from ..models import Job
 from ..permissions import operator, viewer
@@ -50,3 +51,17 @@ class JobService(Service, JobServiceSync):
             complete=page.complete,
             first_offset=page.first_offset,
         )
+
+    @rpc(permission=viewer())
+    def watch_jobs(self, request, ctx):
+        return streams.watch_jobs(
+            reader=lambda: principal_of(ctx),  # rechecked while the stream runs
+            namespace=request.namespace,
+            resume_token=request.resume_token,
+            stream=Stream(ctx),
+        )
+
+    @rpc(permission=viewer(Job))
+    def follow_job_logs(self, request, ctx):
+        job = selectors.get(Job, request.job_id)
+        return streams.follow_job_logs(job=job, offset=request.offset, stream=Stream(ctx))

@@ -14,7 +14,7 @@ from controlplane.errors import Error
 from .. import selectors
 from ..ids import new_id
 from ..models import Job
-from . import signal
+from . import job_events, signal
 from .common import enforce_quota, idempotent_create, lock_namespace, validate_image
 
 MAX_ARGS = 256
@@ -80,6 +80,7 @@ def run_job(
         timeout_seconds=timeout_seconds,
         created_by=actor.describe(),
     )
+    job_events.changed(job, added=True)
     # Variable names only: values may be secrets and the audit log is widely readable.
     changes = {"image": image, "command": command, "env": sorted(env), "timeout_seconds": timeout_seconds}
     record(actor=actor, action="job.run", target=f"job:{job.job_id}", namespace=ns.name, changes=changes)
@@ -101,6 +102,7 @@ def cancel_job(*, actor: Principal, job_id: str) -> Job:
     job.cancel_requested = True
     job.reason = f"cancelled by {actor.describe()}"
     job.save(update_fields=["state", "finished_at", "cancel_requested", "reason", "updated_at"])
+    job_events.changed(job)
     record(
         actor=actor,
         action="job.cancel",

@@ -28,7 +28,7 @@ from controlplane.errors import Error
 from runners.models import Runner
 
 from ..models import Environment, Job, JobLogChunk, Sandbox
-from . import signal
+from . import job_events, signal
 
 MAX_WAIT_SECONDS = 20
 MAX_LOG_CHUNK = 1024 * 1024  # bytes per AppendLogs
@@ -193,6 +193,8 @@ def _lease(principal: Principal, runner: Runner, kind: Kind, row) -> pb.Work:
         agent_key = _mint_agent_key(principal, row)
         fields += ["agent_key"]
     row.save(update_fields=fields)
+    if kind is JOB:
+        job_events.changed(row)
     public_id = getattr(row, kind.id_field)
     record(
         actor=principal,
@@ -311,6 +313,7 @@ def append_logs(*, work_id: str, lease_token: str, offset: int, data: bytes) -> 
         _drop_before(job, cut)
         job.log_start = cut
     job.save(update_fields=["log_size", "log_start"])
+    job_events.logs_appended(job)
     return job.log_size
 
 
@@ -402,6 +405,7 @@ def _finish_job(principal, job: Job, result: int, exit_code: int, signal_number:
         _requeue(job, reason or "released by its runner")
         job.attempt -= 1  # handed back unfinished: that run does not count
         job.save()
+        job_events.changed(job)
         signal.announce()
         _audit(principal, JOB, job, "release", reason=job.reason)
         return
@@ -421,6 +425,7 @@ def _finish_job(principal, job: Job, result: int, exit_code: int, signal_number:
     else:
         job.state, job.reason = Job.State.FAILED, reason or "the runner could not run it"
     job.save()
+    job_events.changed(job)
     _audit(principal, JOB, job, "finish", state=job.state, exit_code=job.exit_code, reason=job.reason)
 
 
@@ -514,6 +519,8 @@ def lose(principal: Principal, kind: Kind, row, why: str) -> None:
         if kind is JOB:
             row.finished_at = timezone.now()
     row.save()
+    if kind is JOB:
+        job_events.changed(row)
     _audit(principal, kind, row, "lease_lost", state=row.state, reason=row.reason)
 
 

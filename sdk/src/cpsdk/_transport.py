@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import importlib
 import random
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
 from connectrpc.code import Code
@@ -120,15 +121,20 @@ class _Transport:
         self.namespace = namespace
         self._clients: dict[str, object] = {}
 
-    def stub(self, service: ServiceDescriptor, method_name: str):
-        """The generated client's bound method for service/method (one client per service)."""
-        client = self._clients.get(service.full_name)
+    def stub(self, service: ServiceDescriptor, method_name: str, *, streaming: bool = False):
+        """The generated client's bound method for service/method (one client per service).
+
+        streaming: a client without the per-call timeout, since a stream lasts as long as the
+        server lets it (STREAM_MAX_SECONDS) and then ends cleanly."""
+        key = (service.full_name, streaming)
+        client = self._clients.get(key)
         if client is None:
             module = importlib.import_module(
                 f"{__package__}._gen." + service.file.name[:-6].replace("/", ".") + "_connect"
             )
             cls = getattr(module, f"{service.name}Client{self.client_suffix}")
-            client = self._clients[service.full_name] = cls(self.base_url, timeout_ms=self.timeout_ms)
+            timeout_ms = None if streaming else self.timeout_ms
+            client = self._clients[key] = cls(self.base_url, timeout_ms=timeout_ms)
         return getattr(client, _snake(method_name))
 
     def _attempts(self, service, method_name, request):
@@ -143,6 +149,20 @@ class _Transport:
         if exc.code is Code.UNAVAILABLE and delays:
             return delays.pop(0)
         raise errors.from_connect(exc) from None
+
+
+@dataclass
+class Resume:
+    """How a server stream is continued after it ends or breaks (Transport.stream).
+
+    advance(request, message): moves the request past `message` (its resume token, its
+    offset); finished(message): no more will come; keep(message): hand it to the caller;
+    unwrap: what of it (as for `call`)."""
+
+    advance: Callable[[Message, Message], None]
+    finished: Callable[[Message], bool] = lambda message: False
+    keep: Callable[[Message], bool] = lambda message: True
+    unwrap: object = None
 
 
 class SyncTransport(_Transport):
@@ -188,6 +208,27 @@ class SyncTransport(_Transport):
             if not getattr(page, next_field):
                 return
             setattr(request, page_field, getattr(page, next_field))
+
+    def stream(self, service, method_name: str, request: Message, resume: Resume) -> Iterator:
+        """A server stream's messages, resumed from where it stopped when it ends cleanly (the
+        server's lifetime) or fails `unavailable` (with backoff; other errors raise)."""
+        target = _missing_namespace(request) if self.scoped else None
+        if target is not None:
+            target.namespace = self.resolve_namespace()
+        stub = self.stub(service, method_name, streaming=True)
+        delays = self.retry.delays()
+        while True:
+            try:
+                with contextlib.closing(stub(request, headers=self.headers)) as messages:
+                    for message in messages:
+                        delays = self.retry.delays()  # it works again: a fresh budget
+                        resume.advance(request, message)
+                        if resume.keep(message):
+                            yield _unwrap(message, resume.unwrap)
+                        if resume.finished(message):
+                            return
+            except ConnectError as exc:
+                time.sleep(self._give_up(exc, delays))
 
     def close(self) -> None:
         for client in self._clients.values():
@@ -252,6 +293,28 @@ class AsyncTransport(_Transport):
             if not getattr(page, next_field):
                 return
             setattr(request, page_field, getattr(page, next_field))
+
+    async def stream(self, service, method_name: str, request: Message, resume: Resume) -> AsyncIterator:
+        """SyncTransport.stream for asyncio."""
+        target = _missing_namespace(request) if self.scoped else None
+        if target is not None:
+            target.namespace = await self.resolve_namespace()
+        stub = self.stub(service, method_name, streaming=True)
+        delays = self.retry.delays()
+        while True:
+            messages = stub(request, headers=self.headers)
+            try:
+                async for message in messages:
+                    delays = self.retry.delays()
+                    resume.advance(request, message)
+                    if resume.keep(message):
+                        yield _unwrap(message, resume.unwrap)
+                    if resume.finished(message):
+                        return
+            except ConnectError as exc:
+                await asyncio.sleep(self._give_up(exc, delays))
+            finally:
+                await messages.aclose()
 
     async def close(self) -> None:
         for client in self._clients.values():

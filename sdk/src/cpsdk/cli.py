@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import argcomplete
 from google.protobuf.message import Message
 
-from . import _config, errors
+from . import _config, cli_streams, errors
 from ._render import FORMATS, Column, Output, View, as_dict
 from .client import AdminClient, Client, check_base_url, check_credential
 from .login import LoginError, LoginSettings, bearer, forget_token, load_token, login
@@ -240,22 +240,41 @@ def _jobs_run(parser):
     parser.add_argument("image")
     parser.add_argument("command_args", nargs="*", metavar="CMD", help="the command and its arguments, after `--`")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="repeatable")
+    parser.add_argument("--wait", action="store_true", help="wait until the job ends; exit with its exit code")
 
 
 @command(
     "jobs run",
-    "run a command in an image (queued until a runtime picks it up)",
-    "cpctl jobs run busybox:1.36 --env GREETING=hi -- sh -c 'echo $GREETING'",
+    "run a command in an image (a runner picks it up)",
+    "cpctl jobs run --wait busybox:1.36 --env GREETING=hi -- sh -c 'echo $GREETING'",
     _jobs_run,
     JOB,
 )
 def jobs_run(client, args):
-    return client.jobs.run(args.image, command=args.command_args, env=dict(_pairs(args.env, "--env")))
+    job = client.jobs.run(args.image, command=args.command_args, env=dict(_pairs(args.env, "--env")))
+    return cli_streams.wait(client, job, args.output == "json") if args.wait else job
 
 
-@command("jobs ls", "list the namespace's jobs, newest first", "cpctl jobs ls -o wide", _page, JOB)
+def _jobs_ls(parser):
+    _page(parser)
+    parser.add_argument("-w", "--watch", action="store_true", help="then print every change as it happens")
+
+
+@command("jobs ls", "list the namespace's jobs, newest first", "cpctl jobs ls -w", _jobs_ls, JOB)
 def jobs_ls(client, args):
+    if args.watch:
+        return cli_streams.watch(client, args.output == "json")
     return client.jobs.list(page_size=args.page_size)
+
+
+def _jobs_logs(parser):
+    parser.add_argument("id", metavar="JOB_ID")
+    parser.add_argument("-f", "--follow", action="store_true", help="print the output as it comes, until the end")
+
+
+@command("jobs logs", "print a job's output", "cpctl jobs logs -f job_01hx…", _jobs_logs)
+def jobs_logs(client, args):
+    cli_streams.logs(client, args.id, args.follow)
 
 
 @command("jobs get", "show one job", "cpctl jobs get job_01hx…", _id("JOB_ID"), JOB)

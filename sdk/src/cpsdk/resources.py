@@ -12,6 +12,7 @@ from datetime import datetime
 
 from ._gen.containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
 from ._gen.uploads.api.v1 import uploads_pb2
+from ._transport import Resume
 
 
 class _Resource:
@@ -25,6 +26,9 @@ class _Resource:
 
     def _pages(self, method: str, request, items: str, **fields):
         return self._transport.pages(self.service, method, request, items, **fields)
+
+    def _stream(self, method: str, request, resume: Resume):
+        return self._transport.stream(self.service, method, request, resume)
 
 
 class Jobs(_Resource):
@@ -47,6 +51,53 @@ class Jobs(_Resource):
 
     def cancel(self, job_id: str):
         return self._call("CancelJob", job_pb2.CancelJobRequest(job_id=job_id), "job")
+
+    def logs(self, job_id: str, offset: int = 0):
+        """Up to 1 MiB of the job's output from `offset` (GetJobLogsResponse: data, next_offset,
+        complete once the job has ended and all was read)."""
+        return self._call("GetJobLogs", job_pb2.GetJobLogsRequest(job_id=job_id, offset=offset))
+
+    def watch(self, resume_token: str = "", *, bookmarks: bool = False):
+        """Every change of the namespace's jobs, as it happens (`kubectl get -w`): an iterator
+        (async iterator on AsyncClient) of WatchJobsResponse, which never ends by itself.
+
+        Without `resume_token` it starts with one ADDED event per job. It resumes by itself,
+        from the last event's token, when the server ends the stream (STREAM_MAX_SECONDS) or
+        it fails `unavailable`. A token too old for the server's change log raises
+        `cpsdk.errors.OutOfRange`: watch again without one. `bookmarks`: also yield the
+        BOOKMARK events (a job-less position to resume from, sent while nothing changes)."""
+        return self._stream(
+            "WatchJobs",
+            job_pb2.WatchJobsRequest(resume_token=resume_token),
+            Resume(
+                advance=_past_event,
+                keep=lambda event: bookmarks or event.type != job_pb2.WATCH_EVENT_TYPE_BOOKMARK,
+            ),
+        )
+
+    def follow_logs(self, job_id: str, offset: int = 0):
+        """The job's output as it is written (`kubectl logs -f`): an iterator (async on
+        AsyncClient) of text pieces, which ends once the job has ended and all was read.
+        Resumes by itself, from the last offset, after `unavailable` or the server's end."""
+        return self._stream(
+            "FollowJobLogs",
+            job_pb2.FollowJobLogsRequest(job_id=job_id, offset=offset),
+            Resume(
+                advance=_past_output,
+                finished=lambda piece: piece.complete,
+                keep=lambda piece: bool(piece.data),
+                unwrap="data",
+            ),
+        )
+
+
+def _past_event(request, event) -> None:
+    if event.resume_token:  # the initial ADDED events carry none: resuming before the bookmark relists
+        request.resume_token = event.resume_token
+
+
+def _past_output(request, piece) -> None:
+    request.offset = piece.next_offset
 
 
 class Sandboxes(_Resource):

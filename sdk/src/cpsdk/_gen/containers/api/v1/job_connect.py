@@ -21,10 +21,10 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .job_pb2 import CancelJobRequest, CancelJobResponse, GetJobLogsRequest, GetJobLogsResponse, GetJobRequest, GetJobResponse, ListJobsRequest, ListJobsResponse, RunJobRequest, RunJobResponse
+from .job_pb2 import CancelJobRequest, CancelJobResponse, FollowJobLogsRequest, FollowJobLogsResponse, GetJobLogsRequest, GetJobLogsResponse, GetJobRequest, GetJobResponse, ListJobsRequest, ListJobsResponse, RunJobRequest, RunJobResponse, WatchJobsRequest, WatchJobsResponse
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Iterable, Mapping
+    from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
 
     from connectrpc.codec import Codec
     from connectrpc.compression import Compression
@@ -63,6 +63,24 @@ class JobService(Protocol):
     async def get_job_logs(self, request: GetJobLogsRequest, ctx: RequestContext[GetJobLogsRequest, GetJobLogsResponse], /) -> GetJobLogsResponse:
         """
         The job's output (stdout and stderr as the runner captured them), from `offset` on.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def watch_jobs(self, request: WatchJobsRequest, ctx: RequestContext[WatchJobsRequest, WatchJobsResponse], /) -> AsyncIterator[WatchJobsResponse]:
+        """
+        Every change of the namespace's jobs as it happens (`kubectl get -w`). Without a
+        resume_token it starts with the current state: one ADDED per job, then a BOOKMARK; then
+        one event per change. With a token it continues right after the event that carried it:
+        nothing lost, nothing repeated. A token older than the change log keeps
+        (JOBS_WATCH_RETENTION_SECONDS) is out_of_range: watch again without one. The
+        stream ends cleanly (OK) after STREAM_MAX_SECONDS: resume with the last token.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def follow_job_logs(self, request: FollowJobLogsRequest, ctx: RequestContext[FollowJobLogsRequest, FollowJobLogsResponse], /) -> AsyncIterator[FollowJobLogsResponse]:
+        """
+        The job's output as it is appended, from `offset` (`kubectl logs -f`); the stream ends
+        once the job has ended and everything was sent (the last message has complete = true).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -134,6 +152,28 @@ class JobServiceASGIApplication(ConnectASGIApplication[JobService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_job_logs,
+                ),
+                "/containers.api.v1.JobService/WatchJobs": Endpoint.server_stream(
+                    method=MethodInfo(
+                        name="WatchJobs",
+                        service_name="containers.api.v1.JobService",
+                        input=WatchJobsRequest,
+                        output=WatchJobsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=svc.watch_jobs,
+                ),
+                "/containers.api.v1.JobService/FollowJobLogs": Endpoint.server_stream(
+                    method=MethodInfo(
+                        name="FollowJobLogs",
+                        service_name="containers.api.v1.JobService",
+                        input=FollowJobLogsRequest,
+                        output=FollowJobLogsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=svc.follow_job_logs,
                 ),
             },
             interceptors=interceptors,
@@ -292,6 +332,58 @@ class JobServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
             use_get=use_get,
         )
+    def watch_jobs(
+        self,
+        request: WatchJobsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AsyncIterator[WatchJobsResponse]:
+        """
+        Every change of the namespace's jobs as it happens (`kubectl get -w`). Without a
+        resume_token it starts with the current state: one ADDED per job, then a BOOKMARK; then
+        one event per change. With a token it continues right after the event that carried it:
+        nothing lost, nothing repeated. A token older than the change log keeps
+        (JOBS_WATCH_RETENTION_SECONDS) is out_of_range: watch again without one. The
+        stream ends cleanly (OK) after STREAM_MAX_SECONDS: resume with the last token.
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="WatchJobs",
+                service_name="containers.api.v1.JobService",
+                input=WatchJobsRequest,
+                output=WatchJobsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def follow_job_logs(
+        self,
+        request: FollowJobLogsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AsyncIterator[FollowJobLogsResponse]:
+        """
+        The job's output as it is appended, from `offset` (`kubectl logs -f`); the stream ends
+        once the job has ended and everything was sent (the last message has complete = true).
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="FollowJobLogs",
+                service_name="containers.api.v1.JobService",
+                input=FollowJobLogsRequest,
+                output=FollowJobLogsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class JobServiceSync(Protocol):
     """
@@ -319,6 +411,24 @@ class JobServiceSync(Protocol):
     def get_job_logs(self, request: GetJobLogsRequest, ctx: RequestContext[GetJobLogsRequest, GetJobLogsResponse], /) -> GetJobLogsResponse:
         """
         The job's output (stdout and stderr as the runner captured them), from `offset` on.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def watch_jobs(self, request: WatchJobsRequest, ctx: RequestContext[WatchJobsRequest, WatchJobsResponse], /) -> Iterator[WatchJobsResponse]:
+        """
+        Every change of the namespace's jobs as it happens (`kubectl get -w`). Without a
+        resume_token it starts with the current state: one ADDED per job, then a BOOKMARK; then
+        one event per change. With a token it continues right after the event that carried it:
+        nothing lost, nothing repeated. A token older than the change log keeps
+        (JOBS_WATCH_RETENTION_SECONDS) is out_of_range: watch again without one. The
+        stream ends cleanly (OK) after STREAM_MAX_SECONDS: resume with the last token.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def follow_job_logs(self, request: FollowJobLogsRequest, ctx: RequestContext[FollowJobLogsRequest, FollowJobLogsResponse], /) -> Iterator[FollowJobLogsResponse]:
+        """
+        The job's output as it is appended, from `offset` (`kubectl logs -f`); the stream ends
+        once the job has ended and everything was sent (the last message has complete = true).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -388,6 +498,28 @@ class JobServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_job_logs,
+                ),
+                "/containers.api.v1.JobService/WatchJobs": EndpointSync.server_stream(
+                    method=MethodInfo(
+                        name="WatchJobs",
+                        service_name="containers.api.v1.JobService",
+                        input=WatchJobsRequest,
+                        output=WatchJobsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=service.watch_jobs,
+                ),
+                "/containers.api.v1.JobService/FollowJobLogs": EndpointSync.server_stream(
+                    method=MethodInfo(
+                        name="FollowJobLogs",
+                        service_name="containers.api.v1.JobService",
+                        input=FollowJobLogsRequest,
+                        output=FollowJobLogsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=service.follow_job_logs,
                 ),
             },
             interceptors=interceptors,
@@ -545,4 +677,56 @@ class JobServiceClientSync(ConnectClientSync):
             headers=headers,
             timeout_ms=timeout_ms,
             use_get=use_get,
+        )
+    def watch_jobs(
+        self,
+        request: WatchJobsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Iterator[WatchJobsResponse]:
+        """
+        Every change of the namespace's jobs as it happens (`kubectl get -w`). Without a
+        resume_token it starts with the current state: one ADDED per job, then a BOOKMARK; then
+        one event per change. With a token it continues right after the event that carried it:
+        nothing lost, nothing repeated. A token older than the change log keeps
+        (JOBS_WATCH_RETENTION_SECONDS) is out_of_range: watch again without one. The
+        stream ends cleanly (OK) after STREAM_MAX_SECONDS: resume with the last token.
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="WatchJobs",
+                service_name="containers.api.v1.JobService",
+                input=WatchJobsRequest,
+                output=WatchJobsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def follow_job_logs(
+        self,
+        request: FollowJobLogsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Iterator[FollowJobLogsResponse]:
+        """
+        The job's output as it is appended, from `offset` (`kubectl logs -f`); the stream ends
+        once the job has ended and everything was sent (the last message has complete = true).
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="FollowJobLogs",
+                service_name="containers.api.v1.JobService",
+                input=FollowJobLogsRequest,
+                output=FollowJobLogsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
         )

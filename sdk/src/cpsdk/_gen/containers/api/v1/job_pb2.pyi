@@ -19,12 +19,23 @@ class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     JOB_STATE_SUCCEEDED: _ClassVar[JobState]
     JOB_STATE_FAILED: _ClassVar[JobState]
     JOB_STATE_CANCELLED: _ClassVar[JobState]
+
+class WatchEventType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WATCH_EVENT_TYPE_UNSPECIFIED: _ClassVar[WatchEventType]
+    WATCH_EVENT_TYPE_ADDED: _ClassVar[WatchEventType]
+    WATCH_EVENT_TYPE_MODIFIED: _ClassVar[WatchEventType]
+    WATCH_EVENT_TYPE_BOOKMARK: _ClassVar[WatchEventType]
 JOB_STATE_UNSPECIFIED: JobState
 JOB_STATE_QUEUED: JobState
 JOB_STATE_RUNNING: JobState
 JOB_STATE_SUCCEEDED: JobState
 JOB_STATE_FAILED: JobState
 JOB_STATE_CANCELLED: JobState
+WATCH_EVENT_TYPE_UNSPECIFIED: WatchEventType
+WATCH_EVENT_TYPE_ADDED: WatchEventType
+WATCH_EVENT_TYPE_MODIFIED: WatchEventType
+WATCH_EVENT_TYPE_BOOKMARK: WatchEventType
 
 class Job(_message.Message):
     __slots__ = ("job_id", "namespace", "image", "command", "env", "state", "create_time", "update_time", "created_by", "exit_code", "start_time", "end_time", "attempt", "reason", "timeout_seconds")
@@ -147,6 +158,44 @@ class GetJobLogsRequest(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., offset: _Optional[int] = ...) -> None: ...
 
 class GetJobLogsResponse(_message.Message):
+    __slots__ = ("data", "next_offset", "complete", "first_offset")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    NEXT_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    next_offset: int
+    complete: bool
+    first_offset: int
+    def __init__(self, data: _Optional[str] = ..., next_offset: _Optional[int] = ..., complete: _Optional[bool] = ..., first_offset: _Optional[int] = ...) -> None: ...
+
+class WatchJobsRequest(_message.Message):
+    __slots__ = ("namespace", "resume_token")
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    namespace: str
+    resume_token: str
+    def __init__(self, namespace: _Optional[str] = ..., resume_token: _Optional[str] = ...) -> None: ...
+
+class WatchJobsResponse(_message.Message):
+    __slots__ = ("type", "job", "resume_token")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    type: WatchEventType
+    job: Job
+    resume_token: str
+    def __init__(self, type: _Optional[_Union[WatchEventType, str]] = ..., job: _Optional[_Union[Job, _Mapping]] = ..., resume_token: _Optional[str] = ...) -> None: ...
+
+class FollowJobLogsRequest(_message.Message):
+    __slots__ = ("job_id", "offset")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    offset: int
+    def __init__(self, job_id: _Optional[str] = ..., offset: _Optional[int] = ...) -> None: ...
+
+class FollowJobLogsResponse(_message.Message):
     __slots__ = ("data", "next_offset", "complete", "first_offset")
     DATA_FIELD_NUMBER: _ClassVar[int]
     NEXT_OFFSET_FIELD_NUMBER: _ClassVar[int]
