@@ -223,7 +223,7 @@ def main(argv=None) -> int:
     from controlplane import notify
     from controlplane.auth import Principal, Role
     from namespaces.services import create_namespace
-    from tests.live import ServiceProcess
+    from tests.support.live import ServiceProcess
 
     if connection.vendor != "postgresql" and not args.allow_sqlite:
         print("error: the benchmark is meant for PostgreSQL (DATABASE_URL=postgres://...).", file=sys.stderr)

@@ -112,7 +112,7 @@ class MapErrors:
         try:
             yield from call_next(request, ctx)
         except Exception as exc:
-            raise to_connect_error(exc, procedure(ctx)) from None
+            raise to_connect_error(exc, ctx) from None
 
 
 class Validate:

@@ -37,7 +37,7 @@ class Stream:
         self._ends = now + settings.STREAM_MAX_SECONDS
         # The runtime's own count of the client's timeout: the body of a stream runs after the
         # middleware that set faults.arrival.current_deadline has returned.
-        remaining_ms = ctx.timeout_ms()
+        remaining_ms = ctx.timeout_ms
         if remaining_ms is not None:
             self._ends = min(self._ends, now + remaining_ms / 1000)
         self._quiet_since = now

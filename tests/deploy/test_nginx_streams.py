@@ -16,8 +16,8 @@ from containers.api.v1.job_connect import JobServiceClientSync
 from containers.runtime.v1 import runner_pb2 as rpb
 from controlplane.auth import Role
 from runners.services import issue_runner
-from tests.live import free_port
 from tests.runners.conftest import SYSTEM, Runner
+from tests.support.live import free_port
 from tests.workloads.conftest import Collector, bearer
 
 from .test_nginx import _gunicorn_from_deploy_config, _nginx, _unprivileged_dir

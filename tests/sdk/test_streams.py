@@ -15,8 +15,8 @@ from cpsdk._gen.containers.api.v1 import job_pb2
 from containers.runtime.v1 import runner_pb2 as rpb
 from controlplane.auth import Role
 from runners.services import issue_runner
-from tests.live import ServiceProcess
 from tests.runners.conftest import LEASE_SETTINGS, SYSTEM, Runner
+from tests.support.live import ServiceProcess
 from tests.workloads.conftest import GTHREAD, STREAM_SETTINGS
 
 pytestmark = pytest.mark.django_db(transaction=True)

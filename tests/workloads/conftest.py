@@ -12,8 +12,8 @@ from connectrpc.errors import ConnectError
 from containers.api.v1 import job_pb2 as jpb
 from containers.api.v1.job_connect import JobServiceClientSync
 from runners.services import issue_runner
-from tests.live import ServiceProcess
 from tests.runners.conftest import LEASE_SETTINGS, SYSTEM, Runner
+from tests.support.live import ServiceProcess
 
 # Short intervals, so that a test sees bookmarks, rechecks and a stream's end within seconds.
 STREAM_SETTINGS = {

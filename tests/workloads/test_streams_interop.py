@@ -14,7 +14,7 @@ from containers.api.v1 import job_pb2 as jpb
 from containers.runtime.v1 import runner_pb2 as rpb
 from controlplane.auth import Role
 from tests.conftest import ROOT
-from tests.test_interop_node import generated_es  # noqa: F401 - the protoc-gen-es fixture
+from tests.controlplane.rpc.test_interop_node import generated_es  # noqa: F401 - the protoc-gen-es fixture
 
 from .conftest import bearer
 
@@ -30,7 +30,7 @@ VARIANTS = [
 
 
 class NodeStream:
-    """tests/node/stream_driver.mjs in a subprocess; its JSON lines read as they come."""
+    """tests/support/node/stream_driver.mjs in a subprocess; its JSON lines read as they come."""
 
     def __init__(self, generated, url: str, protocol: str, binary: bool, method: str, request: dict, token: str, **kw):
         plan = {
@@ -44,7 +44,7 @@ class NodeStream:
             **kw,
         }
         self.process = subprocess.Popen(
-            ["node", str(ROOT / "tests" / "node" / "stream_driver.mjs")],
+            ["node", str(ROOT / "tests" / "support" / "node" / "stream_driver.mjs")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         )  # fmt: skip
         self.process.stdin.write(json.dumps(plan))

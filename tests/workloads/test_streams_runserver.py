@@ -13,7 +13,7 @@ import pytest
 from containers.api.v1 import job_pb2 as jpb
 from containers.api.v1.job_connect import JobServiceClientSync
 from controlplane.auth import Role
-from tests.live import ROOT, ServiceProcess, free_port, stop_process
+from tests.support.live import ROOT, ServiceProcess, free_port, stop_process
 
 from .conftest import Collector, bearer
 from .test_streams_live import is_bookmark
