@@ -101,7 +101,6 @@ class Switch:
 
     def set(self, name: str) -> None:
         from controlplane.observability import requests, tracing
-        from controlplane.rpc import interceptors
         from controlplane.rpc.registry import registry
 
         tracing.teardown()
@@ -110,7 +109,8 @@ class Switch:
             self.provider = None
         observing = name != "off"
         requests.ObservabilityMiddleware.__call__ = _ORIGINAL_CALL if observing else _passthrough
-        interceptors.observability_chain = _ORIGINAL_CHAIN if observing else (lambda: ((), ()))
+        # Off: the chain without the observing interceptors (rpc/observing.py), as declared.
+        self.settings.RPC_INTERCEPTORS = [p for p in _ORIGINAL_CHAIN if observing or ".observing." not in p]
         self.settings.LOG_REQUESTS = "logs" in name
         self.request_logger.handlers = [self.handler] if "logs" in name else []
         self.request_logger.propagate = "logs" not in name
@@ -208,12 +208,12 @@ def main(argv=None) -> int:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.db import connection
 
     from controlplane.observability import requests
-    from controlplane.rpc import interceptors
 
-    _ORIGINAL_CALL, _ORIGINAL_CHAIN = requests.ObservabilityMiddleware.__call__, interceptors.observability_chain
+    _ORIGINAL_CALL, _ORIGINAL_CHAIN = requests.ObservabilityMiddleware.__call__, list(settings.RPC_INTERCEPTORS)
     with throwaway_database("cp_obench", args.allow_sqlite) as usable:
         if not usable:
             return 2

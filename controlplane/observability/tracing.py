@@ -63,6 +63,10 @@ def teardown() -> None:
 
     for instrumentor in (PsycopgInstrumentor(), SQLite3Instrumentor(), RequestsInstrumentor()):
         instrumentor.uninstrument()
+    # The psycopg instrumentation puts back `connect` as a method bound to the base class, so a
+    # subclass's connect() would build base connections: put back the classmethods themselves.
+    for cls, original in _state.get("psycopg_connect", {}).items():
+        cls.connect = original
     _state.clear()
     _state["enabled"] = False
     _reset_rpc_chain()
@@ -108,10 +112,12 @@ def _exporter(name: str):
 
 
 def _instrument(tracer_provider) -> None:
+    import psycopg
     from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
     from opentelemetry.instrumentation.requests import RequestsInstrumentor
     from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
 
+    _state["psycopg_connect"] = {cls: cls.__dict__["connect"] for cls in (psycopg.Connection, psycopg.AsyncConnection)}
     PsycopgInstrumentor().instrument(tracer_provider=tracer_provider, skip_dep_check=True)
     SQLite3Instrumentor().instrument(tracer_provider=tracer_provider)
     RequestsInstrumentor().instrument(tracer_provider=tracer_provider)

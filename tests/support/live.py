@@ -110,14 +110,17 @@ class ServiceProcess:
         raise RuntimeError(f"server did not start in {timeout}s:\n{self.log()}")
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        if self.log_path.exists():
+            return self.log_path.read_text(errors="replace")
+        return getattr(self, "_removed_log", "")
 
     def stop(self) -> None:
-        """Stops the server and removes its log (KEEP_SERVER_LOGS=1 keeps it, to read after the run;
-        a test that needs it reads `log()` before then, as the failure messages here do)."""
+        """Stops the server and removes its log file (KEEP_SERVER_LOGS=1 keeps it, to read after
+        the run); `log()` still answers with what it held, for assertions made after stopping."""
         stop_process(self.process)
         self.remove_log()
 
     def remove_log(self) -> None:
-        if not os.environ.get("KEEP_SERVER_LOGS"):
+        if not os.environ.get("KEEP_SERVER_LOGS") and self.log_path.exists():
+            self._removed_log = self.log_path.read_text(errors="replace")
             self.log_path.unlink(missing_ok=True)

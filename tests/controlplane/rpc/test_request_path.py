@@ -35,7 +35,12 @@ def test_request_path_lists_middleware_then_interceptors_then_the_handler(settin
     path = interceptors.request_path()
     assert path[: len(settings.MIDDLEWARE)] == settings.MIDDLEWARE
     assert path[len(settings.MIDDLEWARE) : -1] == settings.RPC_INTERCEPTORS
-    assert path[0] == "controlplane.faults.shedding.LoadSheddingMiddleware"
+    # Observation wraps everything (request id, the request's log line); then shedding, before
+    # any other work.
+    assert path[:2] == [
+        "controlplane.observability.requests.ObservabilityMiddleware",
+        "controlplane.faults.shedding.LoadSheddingMiddleware",
+    ]
 
 
 def test_the_documented_interceptor_list_follows_the_declaration(settings):
