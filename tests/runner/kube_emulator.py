@@ -54,6 +54,7 @@ class Call:
     name: str | None
     params: dict
     body: object
+    agent: str  # the User-Agent: tells the engine's calls from the test's own
 
 
 class Emulator(kmock.KubernetesEmulator):
@@ -70,7 +71,8 @@ class Emulator(kmock.KubernetesEmulator):
         if request.resource is not None and request.action is not None:
             resource = request.resource.plural + (f"/{request.subresource}" if request.subresource else "")
             verb = VERBS[request.action.value.lower()]
-            call = Call(resource, verb, request.namespace, request.name, dict(request.params), request.data)
+            agent = request.headers.get("User-Agent", "")
+            call = Call(resource, verb, request.namespace, request.name, dict(request.params), request.data, agent)
             self.calls.append(call)
             if request.action.value.lower() == "create" and isinstance(request.data, dict):
                 meta = request.data.setdefault("metadata", {})
@@ -146,13 +148,18 @@ class EmulatorThread:
             self._ready.set()
             await self._stop.wait()
 
+    def client(self, user_agent: str = "test") -> client.ApiClient:
+        configuration = client.Configuration()
+        configuration.host = self.url
+        api = client.ApiClient(configuration)
+        api.user_agent = user_agent
+        return api
+
     def __enter__(self) -> EmulatorThread:
         self._thread.start()
         if not self._ready.wait(30):
             raise AssertionError("kmock's emulator did not start")
-        configuration = client.Configuration()
-        configuration.host = self.url
-        self.api = client.ApiClient(configuration)
+        self.api = self.client()
         return self
 
     def __exit__(self, *exc) -> None:

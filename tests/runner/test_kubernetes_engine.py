@@ -15,17 +15,23 @@ import signal
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import yaml
+from cprunner.engines import ContainerSpec
 from cprunner.engines.kubernetes import CONTAINER, JOB_NAME_LABEL, KubernetesEngine
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK, Config, Runner, lease_digest
 from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 from kubernetes import client
 
+from tests.live import ROOT
 from tests.runner.fake_control_plane import KEY
 from tests.runner.kube_emulator import EmulatorThread
 from tests.runner.support import RunnerProcess
 
+ENGINE_AGENT = "cprunner-under-test"  # the engine's User-Agent; the test's own calls are "test"
+ROLE = ROOT / "deploy" / "kubernetes" / "runner.yaml"
 TERMINATING = "kubelet.test/terminating"  # the kubelet's stand-in: holds a deleted pod until it "exits"
 
 
@@ -49,7 +55,7 @@ def namespace():
 
 
 def make_engine(emulator, namespace, **options) -> KubernetesEngine:
-    return KubernetesEngine(namespace, emulator.api, watch_seconds=1, **options)
+    return KubernetesEngine(namespace, emulator.client(ENGINE_AGENT), watch_seconds=1, **options)
 
 
 @pytest.fixture
@@ -385,3 +391,64 @@ def test_a_restarted_runner_deletes_the_jobs_and_secrets_it_no_longer_holds(
         assert "removing orphan container job/" in (tmp_path / "second.log").read_text()
     finally:
         second.stop()
+
+
+def role_rules() -> set[tuple[str, str]]:
+    (role,) = [doc for doc in yaml.safe_load_all(ROLE.read_text()) if doc["kind"] == "Role"]
+    return {(resource, verb) for rule in role["rules"] for resource in rule["resources"] for verb in rule["verbs"]}
+
+
+def test_the_runner_role_allows_exactly_what_the_engine_calls(emulator, namespace, kubelet):
+    """Every engine operation, each path through it, against the emulator; the (resource, verb)
+    pairs it called must be the Role's rules: nothing missing (a 403 in a cluster), nothing more."""
+    engine = make_engine(emulator, namespace, preview_domain="preview.example.test")
+    engine.version()
+    labels = {LABEL_RUNNER: "rbac", LABEL_WORK: "job_rbac"}
+
+    def spec(name: str, kind: str = "job") -> ContainerSpec:
+        return ContainerSpec(name=name, image="img", command=["x"], env={"A": "b"}, labels=labels, kind=kind)
+
+    def follow(container_id: str) -> threading.Thread:
+        def read():
+            output.extend(engine.logs(container_id))
+
+        thread = threading.Thread(target=read, daemon=True)
+        thread.start()
+        return thread
+
+    output: list[bytes] = []
+    pool = ThreadPoolExecutor(4)
+    done = engine.start(spec("cp-done"))  # runs to its end
+    pod = kubelet.start_job_pod(kubelet.batch.read_namespaced_job("cp-done", namespace))
+    reader = follow(done)
+    waiting = pool.submit(engine.wait, done)
+    kubelet.write(pod, b"out\n")
+    time.sleep(1.5)  # longer than one watch: wait() also reads the Job between watches
+    kubelet.exit(pod, 0)
+    assert waiting.result(10).exit_code == 0
+    reader.join(10)
+    assert b"".join(output) == b"out\n"
+
+    stopped = engine.start(spec("cp-stopped"))  # stopped with a grace, as on cancel or timeout
+    pod = kubelet.start_job_pod(kubelet.batch.read_namespaced_job("cp-stopped", namespace))
+    threading.Thread(target=kubelet.terminate_when_deleted, args=(pod, 143), daemon=True).start()
+    engine.stop(stopped, 1)
+    assert engine.wait(stopped).exit_code == 143
+
+    sandbox = engine.start(spec("cp-sandbox", "sandbox"))  # a Pod, a Secret and a preview Service
+    kubelet.run("cp-sandbox")
+    waiting = pool.submit(engine.wait, sandbox)
+    time.sleep(1.5)  # as above: wait() reads the Pod between watches
+    kubelet.exit("cp-sandbox", 0)
+    assert waiting.result(10).exit_code == 0
+
+    assert {c.id for c in engine.list(labels)} == {done, stopped, sandbox}  # the runner's sweep
+    engine.stop(sandbox, 0)
+    for container_id in (done, stopped, sandbox):
+        engine.remove(container_id)
+    assert engine.list(labels) == []
+
+    called = {
+        (c.resource, c.verb) for c in emulator.emulator.calls if c.agent == ENGINE_AGENT and c.namespace == namespace
+    }
+    assert called == role_rules()
