@@ -213,7 +213,8 @@ def test_a_job_becomes_a_job_with_its_labels_limits_and_env_secret(control_plane
     assert container.env is None and container.env_from[0].secret_ref.name == name
     assert container.resources.limits == {"memory": str(64 << 20), "cpu": "500m"}
     assert container.resources.requests == container.resources.limits
-    secret = kubelet.secret(name)
+    # The Secret comes first (the Job's pod reads it), then the Job, then the Job owns the Secret.
+    secret = eventually(lambda: (s := kubelet.secret(name)).metadata.owner_references and s, what="the owner")
     assert {k: base64.b64decode(v).decode() for k, v in secret.data.items()} == {"WHO": "there"}
     (owner,) = secret.metadata.owner_references
     assert (owner.kind, owner.name, owner.uid) == ("Job", name, job.metadata.uid)
@@ -320,8 +321,10 @@ def test_a_sandbox_is_a_pod_with_its_own_key_secret_and_a_preview_service(contro
     assert container.env is None and container.env_from[0].secret_ref.name == name  # never in the pod spec
     env = {k: base64.b64decode(v).decode() for k, v in kubelet.secret(name).data.items()}
     assert env["CP_AGENT_KEY"] == "cpk_agent-secret" and env["CP_WORKSPACE_ID"] == "ws_1"
+    eventually(lambda: kubelet.secret(name).metadata.owner_references, what="the Secret's owner")
     assert kubelet.secret(name).metadata.owner_references[0].kind == "Pod"
     assert "cpk_agent-secret" not in json.dumps([c.body for c in kubelet.calls("create", "pods")])
+    eventually(lambda: name in kubelet.names("services"), what="the preview Service")
     service = kubelet.core.read_namespaced_service(name, kubelet.namespace)
     assert service.metadata.annotations["cp.preview-host"] == f"{work_id.replace('_', '-')}.preview.example.test"
     assert service.spec.selector == pod.metadata.labels
@@ -423,7 +426,7 @@ def test_the_runner_role_allows_exactly_what_the_engine_calls(emulator, namespac
     reader = follow(done)
     waiting = pool.submit(engine.wait, done)
     kubelet.write(pod, b"out\n")
-    time.sleep(1.5)  # longer than one watch: wait() also reads the Job between watches
+    time.sleep(2.5)  # longer than one watch (1 s): wait() also reads the Job between watches
     kubelet.exit(pod, 0)
     assert waiting.result(10).exit_code == 0
     reader.join(10)
@@ -438,7 +441,7 @@ def test_the_runner_role_allows_exactly_what_the_engine_calls(emulator, namespac
     sandbox = engine.start(spec("cp-sandbox", "sandbox"))  # a Pod, a Secret and a preview Service
     kubelet.run("cp-sandbox")
     waiting = pool.submit(engine.wait, sandbox)
-    time.sleep(1.5)  # as above: wait() reads the Pod between watches
+    time.sleep(2.5)  # as above: wait() reads the Pod between watches
     kubelet.exit("cp-sandbox", 0)
     assert waiting.result(10).exit_code == 0
 

@@ -18,13 +18,17 @@ from __future__ import annotations
 import base64
 import logging
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
 from .base import Container, ContainerSpec, EngineError, ExitStatus, Image
+
+T = TypeVar("T")
 
 log = logging.getLogger("cprunner")
 
@@ -35,6 +39,7 @@ PREVIEW_HOST_ANNOTATION = "cp.preview-host"
 # cluster's activeDeadlineSeconds is a backstop for a runner that is gone, so it comes later.
 DEADLINE_MARGIN = 60
 WATCH_SECONDS = 30  # one watch call; wait() re-checks the Job between calls
+RETRY_SECONDS = 1.0  # after a failed watch
 # A container waiting for one of these will not start by itself: the work fails (RESULT_ERROR).
 FATAL_WAITING = {
     "ErrImagePull",
@@ -269,44 +274,61 @@ class KubernetesEngine:
                 return ExitStatus(exit_code=-1, error=f"the Job failed: {condition.reason}: {condition.message or ''}")
         return None
 
+    def _follow(
+        self, container_id: str, decide: Callable[[str, client.V1Pod], T | None]
+    ) -> tuple[T | None, ExitStatus | None]:
+        """Watches the work's pod(s) until decide(event type, pod) returns something: (that, None);
+        or until the Job (Pod) ends with nothing to tell through a pod: (None, its end).
+
+        An unreachable or failing API server is waited out (the work goes on without the runner
+        watching it); only a refusal (401, 403) is an error.
+        """
+        while True:
+            try:
+                for event, pod in self._pods(container_id):
+                    if (value := decide(event, pod)) is not None:
+                        return value, None
+                ended = self._job_ended(container_id)
+                if ended is not None:
+                    return None, ended
+            except ApiException as exc:
+                if exc.status in (401, 403):
+                    raise EngineError(f"kubernetes refused to follow {container_id}: {_reason(exc)}") from None
+                log.warning("following %s: %s; again in %.0f s", container_id, _reason(exc), RETRY_SECONDS)
+                time.sleep(RETRY_SECONDS)
+            except Exception as exc:  # connection refused or reset, a read timeout
+                log.warning("following %s: %s; again in %.0f s", container_id, exc, RETRY_SECONDS)
+                time.sleep(RETRY_SECONDS)
+
     def wait(self, container_id: str) -> ExitStatus:
         if container_id.startswith("secret/"):
             return ExitStatus(exit_code=-1)
-        while True:
-            try:
-                for event, pod in self._pods(container_id):
-                    status = exit_status(pod)
-                    if status is not None:
-                        return status
-                    if event == "DELETED":  # gone before its container reported an end
-                        return ExitStatus(exit_code=-1)
-                status = self._job_ended(container_id)
-            except ApiException as exc:
-                raise EngineError(f"kubernetes: could not follow {container_id}: {_reason(exc)}") from None
-            except Exception:  # the watch timed out on our side or the connection dropped: again
-                status = self._job_ended(container_id)
-            if status is not None:
-                return status
 
-    def _pod_started(self, container_id: str) -> str | None:
-        """The name of the work's pod once its container runs (or ran); None if it never will."""
-        while True:
-            try:
-                for event, pod in self._pods(container_id):
-                    if _started(pod):
-                        return pod.metadata.name
-                    if event == "DELETED" or exit_status(pod) is not None:
-                        return None
-            except ApiException:
-                return None
-            except Exception as exc:  # as in wait()
-                log.debug("watching %s: %s; again", container_id, exc)
-            if self._job_ended(container_id) is not None:
-                return None
+        def ended(event: str, pod: client.V1Pod) -> ExitStatus | None:
+            status = exit_status(pod)
+            if status is None and event == "DELETED":  # gone before its container reported an end
+                return ExitStatus(exit_code=-1)
+            return status
+
+        status, end = self._follow(container_id, ended)
+        return status or end
+
+    def _pod_started(self, container_id: str) -> str:
+        """The name of the work's pod once its container runs (or ran); "" if it never will."""
+
+        def started(event: str, pod: client.V1Pod) -> str | None:
+            if _started(pod):
+                return pod.metadata.name
+            if event == "DELETED" or exit_status(pod) is not None:
+                return ""
+            return None
+
+        name, _ = self._follow(container_id, started)
+        return name or ""
 
     def logs(self, container_id: str) -> Iterator[bytes]:
-        pod = None if container_id.startswith("secret/") else self._pod_started(container_id)
-        if pod is None:
+        pod = "" if container_id.startswith("secret/") else self._pod_started(container_id)
+        if not pod:
             return
         try:
             response = self.core.read_namespaced_pod_log(
