@@ -4,7 +4,10 @@ kmock 0.8 stores objects and serves create (409 on a duplicate), get, list, watc
 and delete over real HTTP. What it leaves out, and this subclass adds because the engine relies
 on it (as a real API server does):
 - label and field selectors (`labelSelector=a=b,c=d`, `fieldSelector=metadata.name=x`) on list
-  and watch: kmock returns every object of the resource; and the watch's timeoutSeconds;
+  and watch: kmock returns every object of the resource;
+- a watch that sees every change after it starts (kmock's lists first, then subscribes: a change
+  in between is lost) and ends after timeoutSeconds (kmock's never ends). It does not replay
+  changes from a resourceVersion, as a real API server does;
 - metadata.namespace (from the URL), uid, creationTimestamp and resourceVersion on create:
   without the namespace, kmock's namespaced watch silently drops every later event;
 - `pods/NAME/log?follow=true`: kmock answers a subresource with the object itself. Here it
@@ -88,19 +91,38 @@ class Emulator(kmock.KubernetesEmulator):
         return answer
 
     async def _serve_watch(self, request) -> AsyncIterator:
+        # kmock's own watch lists the objects and only then subscribes to changes: a change in
+        # between is lost. Here the subscription comes first (a change may then show twice).
         loop = asyncio.get_running_loop()
         deadline = loop.time() + float(request.params.get("timeoutSeconds") or 3600)
-        events = super()._serve_watch(request)
-        while True:
-            try:  # kmock ignores timeoutSeconds; a real API server ends the watch then
-                event = await asyncio.wait_for(anext(events), max(0.0, deadline - loop.time()))
-            except (StopAsyncIteration, TimeoutError):
-                return
-            if not isinstance(event, dict) or _matches(event["object"], request.params):
-                yield event
+        yield b""  # the headers go out at once
+        bus = self._buses[request.resource]
+        marker = await bus.mark()
+        try:
+            current = [
+                obj.raw
+                for (resource, namespace, _), obj in list(self.objects.items())
+                if resource == request.resource and namespace == request.namespace and not obj.deleted
+            ]
+            for raw in current:
+                if _matches(raw, request.params):
+                    yield {"type": "ADDED", "object": raw}
+            events = bus.stream(since=marker)
+            while True:
+                try:  # kmock ignores timeoutSeconds; a real API server ends the watch then
+                    event = await asyncio.wait_for(anext(events), max(0.0, deadline - loop.time()))
+                except (StopAsyncIteration, TimeoutError):
+                    return
+                obj = event.get("object") or {}
+                if (obj.get("metadata") or {}).get("namespace") == request.namespace and _matches(obj, request.params):
+                    yield event
+        finally:
+            await bus.unmark(marker)
 
     async def _serve_fetch(self, request):
         if request.subresource == "log":
+            if request.params.get("follow") != "true":
+                return bytes(self.logs.get(request.name, b""))
             return self._follow_log(request.namespace, request.name)
         return await super()._serve_fetch(request)
 

@@ -54,8 +54,10 @@ def namespace():
     return f"ns-{uuid.uuid4().hex[:8]}"  # each test its own: nothing leaks between them
 
 
-def make_engine(emulator, namespace, **options) -> KubernetesEngine:
-    return KubernetesEngine(namespace, emulator.client(ENGINE_AGENT), watch_seconds=1, **options)
+def make_engine(emulator, namespace, watch_seconds: float = 30, **options) -> KubernetesEngine:
+    # kmock does not replay changes from a resourceVersion (a real API server does): a change that
+    # falls between two watches is not seen, so the runner's watches here are long, as in production.
+    return KubernetesEngine(namespace, emulator.client(ENGINE_AGENT), watch_seconds=watch_seconds, **options)
 
 
 @pytest.fixture
@@ -299,12 +301,14 @@ def test_a_lost_lease_deletes_the_job_at_once(control_plane, start_runner, kubel
     start_runner()
     work_id = control_plane.add(command=["work"])
     job = kubelet.job(work_id)
-    kubelet.start_job_pod(job)
+    pod = kubelet.start_job_pod(job)
     control_plane.wait_running(work_id)
     control_plane.revoke(work_id)
     assert_removed(kubelet, job.metadata.name)
     (deletion,) = kubelet.calls("delete", "jobs", job.metadata.name)
     assert deletion.params["gracePeriodSeconds"] == "0"
+    kubelet.core.delete_namespaced_pod(pod, kubelet.namespace)  # the garbage collector's part
+    kubelet.terminate_when_deleted(pod, 137)
     time.sleep(1)  # a FinishWork would come right after the removal
     assert control_plane.lease(work_id).finished is None
 
@@ -404,7 +408,7 @@ def role_rules() -> set[tuple[str, str]]:
 def test_the_runner_role_allows_exactly_what_the_engine_calls(emulator, namespace, kubelet):
     """Every engine operation, each path through it, against the emulator; the (resource, verb)
     pairs it called must be the Role's rules: nothing missing (a 403 in a cluster), nothing more."""
-    engine = make_engine(emulator, namespace, preview_domain="preview.example.test")
+    engine = make_engine(emulator, namespace, watch_seconds=1, preview_domain="preview.example.test")
     engine.version()
     labels = {LABEL_RUNNER: "rbac", LABEL_WORK: "job_rbac"}
 
@@ -434,9 +438,10 @@ def test_the_runner_role_allows_exactly_what_the_engine_calls(emulator, namespac
 
     stopped = engine.start(spec("cp-stopped"))  # stopped with a grace, as on cancel or timeout
     pod = kubelet.start_job_pod(kubelet.batch.read_namespaced_job("cp-stopped", namespace))
+    waiting = pool.submit(engine.wait, stopped)
     threading.Thread(target=kubelet.terminate_when_deleted, args=(pod, 143), daemon=True).start()
     engine.stop(stopped, 1)
-    assert engine.wait(stopped).exit_code == 143
+    assert waiting.result(10).exit_code == 143
 
     sandbox = engine.start(spec("cp-sandbox", "sandbox"))  # a Pod, a Secret and a preview Service
     kubelet.run("cp-sandbox")

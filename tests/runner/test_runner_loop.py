@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import signal
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK
 from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 
 from tests.runner.fake_control_plane import KEY, FakeControlPlane
-from tests.runner.support import RunnerProcess
+from tests.runner.support import PodmanService, RunnerProcess
 
 
 @pytest.fixture(scope="module")
 def shared_runner(control_plane, podman_socket, engine, tmp_path_factory):
-    name = "test-shared-runner"
+    name = f"test-shared-{uuid.uuid4().hex[:10]}"  # unique: a starting runner removes its name's containers
     for container in engine.list({LABEL_RUNNER: name}):
         engine.remove(container.id)
     log_path = tmp_path_factory.mktemp("runner") / "runner.log"
@@ -241,3 +243,50 @@ def test_a_refused_key_stops_the_runner(fresh_control_plane, start_runner, runne
     assert runner.wait(timeout=15) == 1
     assert "the control plane refused this runner's key (unauthenticated: a runner key is required)" in runner.log()
     assert "cpk_revoked-key" not in runner.log()
+
+
+def test_work_is_handed_back_while_the_engine_does_not_answer(fresh_control_plane, start_runner, runner_name, tmp_path):
+    podman = PodmanService(tmp_path).__enter__()
+    try:
+        start_runner(fresh_control_plane.url, runner_name, "--engine", "podman", "--podman-socket", podman.socket)
+        first = fresh_control_plane.add(command=["true"])
+        assert fresh_control_plane.wait_finished(first).result == pb.RESULT_EXITED
+        podman.__exit__()  # podman's API goes away
+        second = fresh_control_plane.add(command=["true"])
+        finished = fresh_control_plane.wait_finished(second)
+        assert finished.result == pb.RESULT_RELEASED
+        assert f"podman's API at unix://{podman.socket} does not answer" in finished.reason
+        third = fresh_control_plane.add(command=["true"])
+        time.sleep(1.5)
+        assert third not in fresh_control_plane.leases  # no work taken while the engine is down
+        podman = PodmanService(tmp_path).__enter__()
+        finished = fresh_control_plane.wait_finished(third)
+        assert (finished.result, finished.exit_code) == (pb.RESULT_EXITED, 0)
+    finally:
+        podman.__exit__()
+
+
+def rss_bytes(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0]) * 1024
+
+
+def test_output_waits_in_the_engine_while_the_control_plane_is_down(
+    fresh_control_plane, start_runner, runner_name, podman_socket
+):
+    runner = start_runner(fresh_control_plane.url, runner_name, "--engine", "podman", "--podman-socket", podman_socket)
+    size = 40_000_000
+    work_id = fresh_control_plane.add(command=["sh", "-c", f"echo go; sleep 1; head -c {size} /dev/zero | tr '\\0' x"])
+    fresh_control_plane.wait_for(
+        lambda: work_id in fresh_control_plane.leases and fresh_control_plane.leases[work_id].logs
+    )
+    before = rss_bytes(runner.process.pid)
+    fresh_control_plane.stop()
+    time.sleep(5)  # the job writes its 40 MB meanwhile; the runner holds at most 8 MiB of it
+    grown = rss_bytes(runner.process.pid) - before
+    fresh_control_plane.start()
+    finished = fresh_control_plane.wait_finished(work_id, timeout=60)
+    assert (finished.result, finished.exit_code) == (pb.RESULT_EXITED, 0)
+    logs = bytes(fresh_control_plane.lease(work_id).logs)
+    assert logs == b"go\n" + b"x" * size
+    assert grown < 24 << 20, grown

@@ -26,7 +26,7 @@ from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 from cpsdk.runtime import RunnerClient
 
 from . import __version__
-from .engines import ContainerSpec, Engine, EngineError, ExitStatus, Image, ImageNotFound, Limits
+from .engines import ContainerSpec, Engine, EngineError, EngineUnavailable, ExitStatus, Image, ImageNotFound, Limits
 
 log = logging.getLogger("cprunner")
 
@@ -42,7 +42,9 @@ TRANSIENT = (
 # The key is revoked or not a runner key: leases held with it are over.
 REFUSED = (errors.Unauthenticated, errors.PermissionDenied)
 LOG_CHUNK = 1 << 20
+MAX_BUFFERED = 8 * LOG_CHUNK  # output held in memory before the reader waits for AppendLogs
 MAX_REASON = 1000  # FinishWorkRequest.reason's limit; engine messages can be longer  # AppendLogs' limit per call
+TICK = 0.2  # seconds: how often the main thread looks up from waiting (signals run then)
 FINISH_RETRY_SECONDS = 900  # past this the lease has long expired: the control plane decides
 KIND_NAMES = {pb.WORK_KIND_JOB: "job", pb.WORK_KIND_SANDBOX: "sandbox", pb.WORK_KIND_BUILD: "build"}
 KINDS_BY_NAME = {name: kind for kind, name in KIND_NAMES.items()}
@@ -119,6 +121,8 @@ class Runner:
         self.releasing = threading.Event()  # hand back running work now
         self.held: dict[str, WorkRun] = {}
         self.refused = False  # the control plane refused the key: exit 1
+        self.engine_ok = threading.Event()  # cleared while the engine does not answer: no new work
+        self.engine_ok.set()
         self._held_lock = threading.Lock()
         self.version = f"cprunner {__version__} {self.engine.version()} on {socket.gethostname()}"[:200]
 
@@ -160,20 +164,27 @@ class Runner:
         ]
         for slot in slots:
             slot.start()
-        self.stopping.wait()
+        # The main thread waits in short steps: a signal delivered to another thread runs its
+        # Python handler only when the main thread next runs, which a lock wait without a
+        # timeout would put off for ever.
+        while not self.stopping.wait(TICK):
+            pass
         log.info("shutting down: no new work; running work has %.0f s to finish", self.config.shutdown_grace)
-        deadline = time.monotonic() + self.config.shutdown_grace
-        for slot in slots:
-            slot.join(max(0.0, deadline - time.monotonic()))
-            if self.releasing.is_set():
-                break
+        self._join(slots, time.monotonic() + self.config.shutdown_grace, until=self.releasing)
         self.release_all()
-        for slot in slots:
-            # An AcquireWork long poll in flight ends within poll_seconds; work it brings is released.
-            slot.join(self.config.poll_seconds + self.config.request_timeout)
+        # An AcquireWork long poll in flight ends within poll_seconds; work it brings is released.
+        self._join(slots, time.monotonic() + self.config.poll_seconds + self.config.request_timeout)
         self.client.close()
         log.info("runner %s stopped", self.config.name)
         return 1 if self.refused else 0
+
+    @staticmethod
+    def _join(threads, deadline: float, until: threading.Event | None = None) -> None:
+        """Joins the threads until the deadline (or `until` is set), in TICK steps."""
+        while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+            if until is not None and until.is_set():
+                return
+            next(t for t in threads if t.is_alive()).join(TICK)
 
     def shutdown(self) -> None:
         """Stop taking work; running work may finish within shutdown_grace. Twice: release now."""
@@ -190,7 +201,12 @@ class Runner:
 
     def sweep(self) -> None:
         """Removes this runner's containers whose work it no longer holds (orphans)."""
-        for container in self.engine.list({LABEL_RUNNER: self.config.name}):
+        try:
+            containers = self.engine.list({LABEL_RUNNER: self.config.name})
+        except EngineError as exc:
+            log.error("could not look for orphan containers: %s", exc)
+            return
+        for container in containers:
             with self._held_lock:
                 run = self.held.get(container.labels.get(LABEL_WORK, ""))
             if run is None or run.container_id not in (None, container.id):
@@ -202,8 +218,28 @@ class Runner:
 
     # -- slots ---------------------------------------------------------------------------
 
+    def engine_down(self, why: str) -> None:
+        if self.engine_ok.is_set():
+            log.error("%s; taking no work until it answers", why)
+        self.engine_ok.clear()
+
+    def _await_engine(self) -> None:
+        while not self.engine_ok.is_set() and not self.stopping.is_set():
+            try:
+                self.engine.version()
+            except EngineError:
+                self.stopping.wait(5)
+                continue
+            if not self.engine_ok.is_set():
+                log.info("the engine answers again")
+                self.engine_ok.set()
+                self.sweep()  # what it lost track of meanwhile
+
     def _slot(self) -> None:
         while not self.stopping.is_set():
+            self._await_engine()
+            if self.stopping.is_set():
+                return
             try:
                 answer = self.call(
                     "AcquireWork",
@@ -235,8 +271,12 @@ class Runner:
             self.held[work.work_id] = run
         try:
             run.run()
-        except Exception:
+        except Exception as exc:  # a bug here must not leave a container running, nor the slot dead
             log.exception("work %s: the runner failed", work.work_id)
+            if run.container_id is not None:
+                run._remove()
+            if not run.lease_lost.is_set():
+                run._finish(Outcome(pb.RESULT_ERROR, reason=f"the runner failed: {type(exc).__name__}"))
         finally:
             with self._held_lock:
                 self.held.pop(work.work_id, None)
@@ -257,6 +297,7 @@ class WorkRun:
         self.changed = threading.Event()  # something the slot waits for happened
         self.exited = threading.Event()
         self.status: ExitStatus | None = None
+        self.wait_error: EngineError | None = None
         self.cancel = threading.Event()
         self.lease_lost = threading.Event()
         self.done = threading.Event()
@@ -285,10 +326,7 @@ class WorkRun:
         self.lease_lost.set()
         self.changed.set()
         if self.container_id is not None:
-            try:
-                self.engine.remove(self.container_id)
-            except EngineError as exc:  # the sweep after this work ends tries again
-                log.error("work %s: %s", self.work.work_id, exc)
+            self._remove()
 
     # -- the work ---------------------------------------------------------------------------
 
@@ -340,11 +378,18 @@ class WorkRun:
             f" ({outcome.reason})" if outcome.reason else "",
         )
 
+    def _engine_failed(self, exc: EngineError) -> Outcome:
+        """An engine that does not answer hands the work back (another runner may run it)."""
+        if isinstance(exc, EngineUnavailable):
+            self.runner.engine_down(str(exc))
+            return Outcome(pb.RESULT_RELEASED, reason=str(exc))
+        return Outcome(pb.RESULT_ERROR, reason=str(exc))
+
     def _build(self) -> Outcome:
         try:
             image = resolve_image(self.engine, self.work.image, self.work.pull_policy)
         except EngineError as exc:
-            return Outcome(pb.RESULT_ERROR, reason=str(exc))
+            return self._engine_failed(exc)
         # An engine that cannot inspect images (kubernetes) knows a digest only from the reference.
         digest = image.digest or (f"sha256:{image.id}" if image.id else "")
         return Outcome(pb.RESULT_BUILT, image_digest=digest)
@@ -386,9 +431,9 @@ class WorkRun:
                 resolve_image(self.engine, work.image, work.pull_policy)
             self.container_id = self.engine.start(self._spec())
         except EngineError as exc:
-            return Outcome(pb.RESULT_ERROR, reason=str(exc))
+            return self._engine_failed(exc)
         if self.lease_lost.is_set():  # lost while starting: lose_lease had no container to kill
-            self.engine.remove(self.container_id)
+            self._remove()
             return None
         self.running = True
         self._beat_now.set()  # a sandbox is RUNNING from its first heartbeat with running=true
@@ -400,14 +445,21 @@ class WorkRun:
             return None
         if pump is not None:
             pump.drain()
-        self.engine.remove(self.container_id)
+        self._remove()
         return None if self.lease_lost.is_set() else outcome
+
+    def _remove(self) -> None:
+        try:
+            self.engine.remove(self.container_id)
+        except EngineError as exc:  # the sweep removes it once the engine answers (or at restart)
+            log.error("work %s: %s", self.work.work_id, exc)
 
     def _wait(self) -> None:
         try:
             self.status = self.engine.wait(self.container_id)
         except Exception as exc:  # the slot must learn that waiting is over, whatever happened
             log.warning("work %s: waiting for its container failed: %s", self.work.work_id, exc)
+            self.wait_error = exc if isinstance(exc, EngineError) else EngineError(str(exc))
         self.exited.set()
         self.changed.set()
 
@@ -420,8 +472,12 @@ class WorkRun:
             self.changed.clear()
             if self.lease_lost.is_set():
                 return None
+            if self.exited.is_set() and self.status is None:
+                outcome = self._engine_failed(self.wait_error or EngineError("the engine lost the container"))
+                outcome.reason = f"lost track of the container: {outcome.reason}"
+                return outcome
             if self.exited.is_set():
-                status = self.status or ExitStatus(exit_code=-1)
+                status = self.status
                 if status.error:
                     return Outcome(pb.RESULT_ERROR, status.exit_code, status.signal, status.error)
                 if sandbox:
@@ -446,7 +502,7 @@ class WorkRun:
             self.engine.stop(self.container_id, grace)
         except EngineError as exc:
             log.warning("work %s: %s; killing it", self.work.work_id, exc)
-            self.engine.remove(self.container_id)
+            self._remove()
         self.exited.wait(grace + 30)
         return self.status or ExitStatus(exit_code=-1)
 
@@ -489,7 +545,8 @@ class LogPump:
         self.run = run
         self.offset = run.work.log_offset
         self.buffer = bytearray()
-        self.eof = False
+        self.eof = False  # the reader is done
+        self.stopped = False  # the sender is done
         self.cond = threading.Condition()
         work_id = run.work.work_id
         self.reader = threading.Thread(target=self._read, name=f"logs-{work_id}", daemon=True)
@@ -497,20 +554,49 @@ class LogPump:
         self.reader.start()
         self.sender.start()
 
+    def _put(self, chunk: bytes) -> bool:
+        """Buffers the chunk for the sender; False once the sender gave up."""
+        with self.cond:
+            # Back-pressure while AppendLogs cannot keep up (the control plane is down): the
+            # engine keeps the output meanwhile (podman on disk, the process engine in a file).
+            self.cond.wait_for(lambda: len(self.buffer) < MAX_BUFFERED or self.stopped)
+            if self.stopped:
+                return False
+            self.buffer += chunk
+            self.cond.notify_all()
+            return True
+
     def _read(self) -> None:
+        engine, container_id = self.run.engine, self.run.container_id
         try:
-            for chunk in self.run.engine.logs(self.run.container_id):
-                with self.cond:
-                    self.buffer += chunk
-                    self.cond.notify()
+            read = 0
+            for chunk in engine.logs(container_id):
+                if not self._put(chunk):
+                    return
+                read += len(chunk)
+            # podman's follow stream can end at the container's exit before it has sent all
+            # (seen: 8 of 40 MB when the reader had waited): the rest comes from the whole log.
+            seen = 0
+            for chunk in engine.logs(container_id, follow=False):
+                if seen + len(chunk) > read and not self._put(chunk[max(0, read - seen) :]):
+                    return
+                seen += len(chunk)
         except Exception as exc:
             log.warning("work %s: reading its output failed: %s", self.run.work.work_id, exc)
         finally:
             with self.cond:
                 self.eof = True
-                self.cond.notify()
+                self.cond.notify_all()
 
     def _send(self) -> None:
+        try:
+            self._send_all()
+        finally:
+            with self.cond:
+                self.stopped = True
+                self.cond.notify_all()
+
+    def _send_all(self) -> None:
         run = self.run
         work = run.work
         while not run.lease_lost.is_set():
@@ -532,9 +618,10 @@ class LogPump:
             self.offset += len(data)
             with self.cond:
                 del self.buffer[: len(data)]
+                self.cond.notify_all()
 
     def drain(self) -> None:
         """Returns once every byte of output is stored (or the lease is lost)."""
-        self.reader.join(60)  # the output ends when the container exits
+        # The output ends when the container has exited: the sender then sends the rest.
         while self.sender.is_alive() and not self.run.lease_lost.is_set():
             self.sender.join(0.5)

@@ -16,6 +16,10 @@ class EngineError(Exception):
     """The engine failed; the message is safe to show to users (it never holds env values)."""
 
 
+class EngineUnavailable(EngineError):
+    """The engine does not answer (its service is down): the work is handed back, not failed."""
+
+
 class ImageNotFound(EngineError):
     """The image is not present (and was not to be pulled, or pulling failed)."""
 
@@ -76,8 +80,9 @@ class Engine(Protocol):
     def wait(self, container_id: str) -> ExitStatus:
         """Blocks until the container has exited."""
 
-    def logs(self, container_id: str) -> Iterator[bytes]:
-        """Its output (stdout and stderr merged) from the start, following until it exits."""
+    def logs(self, container_id: str, follow: bool = True) -> Iterator[bytes]:
+        """Its output (stdout and stderr merged) from the start; following until it exits, or
+        (follow=False) what there is now: the whole output, once it has exited."""
 
     def stop(self, container_id: str, grace: float) -> None:
         """SIGTERM, then SIGKILL after `grace` seconds. No error if it already exited."""

@@ -26,7 +26,7 @@ from typing import TypeVar
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
-from .base import Container, ContainerSpec, EngineError, ExitStatus, Image
+from .base import Container, ContainerSpec, EngineError, EngineUnavailable, ExitStatus, Image
 
 T = TypeVar("T")
 
@@ -138,12 +138,7 @@ class KubernetesEngine:
         self.watch_seconds = watch_seconds
 
     def version(self) -> str:
-        try:
-            info = client.VersionApi(self.api).get_code()
-        except ApiException as exc:
-            raise EngineError(f"the kubernetes API at {self.api.configuration.host} answers {_reason(exc)}") from None
-        except Exception as exc:
-            raise EngineError(f"the kubernetes API at {self.api.configuration.host} does not answer: {exc}") from None
+        info = self._call("tell its version", client.VersionApi(self.api).get_code)
         return f"kubernetes {info.git_version} namespace {self.namespace}"
 
     # -- starting ---------------------------------------------------------------------------
@@ -230,33 +225,44 @@ class KubernetesEngine:
     def _call(self, what: str, fn, *args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except ApiException as exc:
-            raise EngineError(f"kubernetes refused to {what} in namespace {self.namespace}: {_reason(exc)}") from None
-        except Exception as exc:  # connection errors, timeouts
-            raise EngineError(f"the kubernetes API failed to {what}: {exc}") from None
+        except Exception as exc:
+            raise self._failure(what, exc) from None
+
+    def _failure(self, what: str, exc: Exception) -> EngineError:
+        """The API server down or failing: EngineUnavailable (the work is handed back, not failed)."""
+        host = self.api.configuration.host
+        if not isinstance(exc, ApiException):  # connection refused or reset, a timeout
+            return EngineUnavailable(f"the kubernetes API at {host} does not answer ({what}): {exc}")
+        if exc.status is None or exc.status >= 500 or exc.status == 429:
+            return EngineUnavailable(f"the kubernetes API at {host} failed to {what}: {_reason(exc)}")
+        return EngineError(f"kubernetes refused to {what} in namespace {self.namespace}: {_reason(exc)}")
 
     def _create(self, what: str, fn, body):
         return self._call(f"create {what}", fn, self.namespace, body)
 
     # -- following ----------------------------------------------------------------------------
 
-    def _pods(self, container_id: str) -> Iterator[tuple[str, client.V1Pod]]:
-        """(event type, pod) for the work's pod(s): the current ones first, then each change."""
+    @staticmethod
+    def _pod_selector(container_id: str) -> dict[str, str]:
+        """list_namespaced_pod's arguments for the work's pod(s): a Job's, or the sandbox Pod."""
         kind, name = container_id.split("/", 1)
-        selector = (
-            {"label_selector": f"{JOB_NAME_LABEL}={name}"}
-            if kind == "job"
-            else {"field_selector": f"metadata.name={name}"}
-        )
-        stream = watch.Watch().stream(
+        if kind == "job":
+            return {"label_selector": f"{JOB_NAME_LABEL}={name}"}
+        return {"field_selector": f"metadata.name={name}"}
+
+    def _pods(self, container_id: str, since: str | None) -> tuple[watch.Watch, Iterator[dict]]:
+        """One watch of the work's pod(s): every change after resource version `since`, or (None)
+        the current pods first (as ADDED), then each change. The Watch holds the last version."""
+        watcher = watch.Watch()
+        stream = watcher.stream(
             self.core.list_namespaced_pod,
             self.namespace,
+            resource_version=since,
             timeout_seconds=max(1, int(self.watch_seconds)),
             _request_timeout=self.watch_seconds + 5,  # a silent connection does not hang the caller
-            **selector,
+            **self._pod_selector(container_id),
         )
-        for event in stream:
-            yield event["type"], event["object"]
+        return watcher, stream
 
     def _job_ended(self, container_id: str) -> ExitStatus | None:
         """Between watches: the Job (or sandbox Pod) is gone, or the Job failed without a pod."""
@@ -283,17 +289,23 @@ class KubernetesEngine:
         An unreachable or failing API server is waited out (the work goes on without the runner
         watching it); only a refusal (401, 403) is an error.
         """
+        since = None  # each watch resumes where the last ended: no change falls between two
         while True:
             try:
-                for event, pod in self._pods(container_id):
-                    if (value := decide(event, pod)) is not None:
+                watcher, stream = self._pods(container_id, since)
+                for event in stream:
+                    if (value := decide(event["type"], event["object"])) is not None:
                         return value, None
+                since = watcher.resource_version
                 ended = self._job_ended(container_id)
                 if ended is not None:
                     return None, ended
             except ApiException as exc:
                 if exc.status in (401, 403):
                     raise EngineError(f"kubernetes refused to follow {container_id}: {_reason(exc)}") from None
+                if exc.status == 410:  # the version is too old to resume from: start from the current state
+                    since = None
+                    continue
                 log.warning("following %s: %s; again in %.0f s", container_id, _reason(exc), RETRY_SECONDS)
                 time.sleep(RETRY_SECONDS)
             except Exception as exc:  # connection refused or reset, a read timeout
@@ -326,16 +338,26 @@ class KubernetesEngine:
         name, _ = self._follow(container_id, started)
         return name or ""
 
-    def logs(self, container_id: str) -> Iterator[bytes]:
-        pod = "" if container_id.startswith("secret/") else self._pod_started(container_id)
+    def logs(self, container_id: str, follow: bool = True) -> Iterator[bytes]:
+        if container_id.startswith("secret/"):
+            return
+        if follow:
+            pod = self._pod_started(container_id)
+        else:  # what there is now, of a pod that ran
+            selector = self._pod_selector(container_id)
+            pods = self._call("list the work's pods", self.core.list_namespaced_pod, self.namespace, **selector)
+            pod = next((p.metadata.name for p in pods.items if _started(p)), "")
         if not pod:
             return
-        try:
-            response = self.core.read_namespaced_pod_log(
-                pod, self.namespace, container=CONTAINER, follow=True, _preload_content=False
-            )
-        except ApiException:
-            return
+        response = self._call(
+            f"read the output of pod {pod}",
+            self.core.read_namespaced_pod_log,
+            pod,
+            self.namespace,
+            container=CONTAINER,
+            follow=follow,
+            _preload_content=False,
+        )
         try:
             yield from response.stream(65536)
         finally:
@@ -353,7 +375,7 @@ class KubernetesEngine:
             names = [name]
         else:
             pods = self._call("list the Job's pods", self.core.list_namespaced_pod, self.namespace,
-                              label_selector=f"{JOB_NAME_LABEL}={name}")  # fmt: skip
+                              **self._pod_selector(container_id))  # fmt: skip
             names = [pod.metadata.name for pod in pods.items]
         for pod in names:
             self._delete("pod", self.core.delete_namespaced_pod, pod, grace_period_seconds=max(0, round(grace)))
@@ -361,9 +383,9 @@ class KubernetesEngine:
     def _delete(self, what: str, fn, name: str, **options) -> None:
         try:
             fn(name, self.namespace, **options)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise EngineError(f"kubernetes refused to delete {what} {name}: {_reason(exc)}") from None
+        except Exception as exc:
+            if not (isinstance(exc, ApiException) and exc.status == 404):  # gone already: done
+                raise self._failure(f"delete {what} {name}", exc) from None
 
     def remove(self, container_id: str) -> None:
         """Deletes the Job (its pods with it: Foreground propagation, killed at once), the Pod, and

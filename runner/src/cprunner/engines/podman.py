@@ -7,13 +7,14 @@ the progress stream), so `pull` reads that stream itself.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 
 import podman
 from podman import errors as podman_errors
 
-from .base import Container, ContainerSpec, EngineError, ExitStatus, Image, ImageNotFound
+from .base import Container, ContainerSpec, EngineError, EngineUnavailable, ExitStatus, Image, ImageNotFound
 
 CPU_PERIOD = 100_000  # microseconds; the CFS quota is milli_cpus * CPU_PERIOD / 1000
 
@@ -39,11 +40,23 @@ class PodmanEngine:
             client = self._local.client = podman.PodmanClient(base_url=self.base_url, timeout=self.timeout)
         return client
 
-    def version(self) -> str:
+    @contextlib.contextmanager
+    def _api(self, what: str, *, missing_ok: bool = False):
+        """podman-py's errors as the engine's: unreachable (EngineUnavailable), gone (ignored
+        when missing_ok), or failed (EngineError, with podman's explanation)."""
         try:
+            yield
+        except podman_errors.NotFound:
+            if not missing_ok:
+                raise EngineError(f"podman could not {what}: no such container") from None
+        except podman_errors.APIError as exc:
+            if exc.response is None:  # podman-py wraps connection errors so
+                raise EngineUnavailable(f"podman's API at {self.base_url} does not answer ({what})") from None
+            raise EngineError(f"podman could not {what}: {exc.explanation or exc}") from None
+
+    def version(self) -> str:
+        with self._api("tell its version"):
             return f"podman {self.client.version()['Version']}"
-        except Exception as exc:
-            raise EngineError(f"podman's API at {self.base_url} does not answer: {exc}") from None
 
     def start(self, spec: ContainerSpec) -> str:
         # init: catatonit as PID 1 forwards signals and reaps zombies, so a command that sets no
@@ -61,75 +74,63 @@ class PodmanEngine:
         if spec.network:
             options["network_mode"] = spec.network
         self.image(spec.image)  # a clear ImageNotFound rather than create's generic 500
-        try:
+        with self._api("create the container"):
             container = self.client.containers.create(spec.image, **options)
-        except podman_errors.APIError as exc:
-            raise EngineError(f"podman could not create the container: {exc.explanation or exc}") from None
         try:
-            container.start()
-        except podman_errors.APIError as exc:
+            with self._api("start the container"):
+                container.start()
+        except EngineError:
             self.remove(container.id)
-            raise EngineError(f"podman could not start the container: {exc.explanation or exc}") from None
+            raise
         return container.id
 
-    def _get(self, container_id: str):
-        return self.client.containers.get(container_id)
-
     def wait(self, container_id: str) -> ExitStatus:
-        try:
-            code = self._get(container_id).wait(condition="exited")
-        except podman_errors.NotFound:
-            raise EngineError(f"container {container_id[:12]} is gone") from None
-        except podman_errors.APIError as exc:
-            raise EngineError(f"podman could not wait for {container_id[:12]}: {exc.explanation or exc}") from None
+        with self._api(f"wait for {container_id[:12]}"):
+            code = self.client.containers.get(container_id).wait(condition="exited")
         # podman reports a process killed by signal N as 128 + N (as a shell does).
         return ExitStatus(exit_code=code, signal=code - 128 if 128 < code <= 128 + 64 else 0)
 
-    def logs(self, container_id: str) -> Iterator[bytes]:
-        try:
-            yield from self._get(container_id).logs(stream=True, follow=True, stdout=True, stderr=True)
-        except podman_errors.NotFound:
-            return
+    def logs(self, container_id: str, follow: bool = True) -> Iterator[bytes]:
+        with self._api(f"read the output of {container_id[:12]}", missing_ok=True):
+            container = self.client.containers.get(container_id)
+            yield from container.logs(stream=True, follow=follow, stdout=True, stderr=True)
 
     def stop(self, container_id: str, grace: float) -> None:
-        try:
-            self._get(container_id).stop(timeout=max(0, round(grace)))
-        except podman_errors.NotFound:
-            return
-        except podman_errors.APIError as exc:
-            raise EngineError(f"podman could not stop {container_id[:12]}: {exc.explanation or exc}") from None
+        with self._api(f"stop {container_id[:12]}", missing_ok=True):
+            self.client.containers.get(container_id).stop(timeout=max(0, round(grace)))
 
     def remove(self, container_id: str) -> None:
         # podman-py's remove() has no timeout: a forced removal would send SIGTERM and wait the
         # container's stop timeout (10 s) before SIGKILL. timeout=0: SIGKILL at once.
-        response = self.client.api.delete(f"/containers/{container_id}", params={"force": True, "timeout": 0})
-        if response.status_code == 404:
-            return
-        try:
+        with self._api(f"remove {container_id[:12]}", missing_ok=True):
+            response = self.client.api.delete(f"/containers/{container_id}", params={"force": True, "timeout": 0})
             response.raise_for_status()
-        except podman_errors.APIError as exc:
-            raise EngineError(f"podman could not remove {container_id[:12]}: {exc.explanation or exc}") from None
 
     def list(self, labels: dict[str, str]) -> list[Container]:
-        found = self.client.containers.list(all=True, filters=[f"label={k}={v}" for k, v in labels.items()])
+        with self._api("list containers"):
+            found = self.client.containers.list(all=True, filters=[f"label={k}={v}" for k, v in labels.items()])
         containers = [Container(id=c.id, labels=dict(c.labels or {})) for c in found]
         # Filters on one key may be OR'ed by some podman versions: keep only full matches.
         return [c for c in containers if all(c.labels.get(k) == v for k, v in labels.items())]
 
     def image(self, ref: str) -> Image:
-        try:
-            image = self.client.images.get(ref)
-        except podman_errors.ImageNotFound:
-            raise ImageNotFound(f"image {ref} is not present on this runner") from None
+        with self._api(f"inspect image {ref}"):
+            try:
+                image = self.client.images.get(ref)
+            except podman_errors.ImageNotFound:
+                raise ImageNotFound(f"image {ref} is not present on this runner") from None
         return Image(id=image.id, digest=image.attrs.get("Digest") or "")
 
     def pull(self, ref: str) -> Image:
         failure = ""
         try:
-            for event in self.client.images.pull(ref, stream=True, decode=True):
-                failure = event.get("error") or failure
-        except podman_errors.APIError as exc:
-            failure = str(exc.explanation or exc)
+            with self._api(f"pull {ref}"):
+                for event in self.client.images.pull(ref, stream=True, decode=True):
+                    failure = event.get("error") or failure
+        except EngineUnavailable:
+            raise
+        except EngineError as exc:
+            failure = str(exc)
         if failure:
             raise ImageNotFound(f"image {ref} could not be pulled: {failure}")
         return self.image(ref)

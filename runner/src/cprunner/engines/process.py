@@ -106,7 +106,7 @@ class ProcessEngine:
             return ExitStatus(exit_code=128 - code, signal=-code)
         return ExitStatus(exit_code=code)
 
-    def logs(self, container_id: str) -> Iterator[bytes]:
+    def logs(self, container_id: str, follow: bool = True) -> Iterator[bytes]:
         try:
             log = self._log(container_id).open("rb")
         except OSError:
@@ -117,7 +117,7 @@ class ProcessEngine:
                 data = log.read(65536)
                 if data:
                     yield data
-                elif not alive:
+                elif not alive or not follow:
                     return
                 else:
                     time.sleep(POLL)
