@@ -19,13 +19,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
-from cprunner.engines import ContainerSpec
+from cprunner.engines import ContainerSpec, EngineUnavailable
 from cprunner.engines.kubernetes import CONTAINER, JOB_NAME_LABEL, KubernetesEngine
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK, Config, Runner, lease_digest
 from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 from kubernetes import client
 
-from tests.live import ROOT
+from tests.live import ROOT, free_port
 from tests.runner.fake_control_plane import KEY
 from tests.runner.kube_emulator import EmulatorThread
 from tests.runner.support import RunnerProcess
@@ -460,3 +460,13 @@ def test_the_runner_role_allows_exactly_what_the_engine_calls(emulator, namespac
         (c.resource, c.verb) for c in emulator.emulator.calls if c.agent == ENGINE_AGENT and c.namespace == namespace
     }
     assert called == role_rules()
+
+
+def test_an_api_server_that_does_not_answer_makes_the_engine_unavailable_not_failed(namespace):
+    configuration = client.Configuration()
+    configuration.host = f"http://127.0.0.1:{free_port()}"  # nothing listens
+    engine = KubernetesEngine(namespace, client.ApiClient(configuration))
+    with pytest.raises(EngineUnavailable, match="does not answer"):
+        engine.version()
+    with pytest.raises(EngineUnavailable, match="create the env Secret"):  # the runner hands the work back
+        engine.start(ContainerSpec(name="cp-x", image="img", command=[], env={"A": "secret-value"}))
