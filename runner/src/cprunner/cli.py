@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import __version__
+from .engines.base import EngineError
 from .engines.podman import PodmanEngine, default_socket
 from .engines.process import ProcessEngine
 from .runner import KINDS_BY_NAME, Config, Runner
@@ -72,7 +73,7 @@ def run_parser() -> argparse.ArgumentParser:
         default=env("CP_RUNNER_KEY"),
         help="the runner key (env CP_RUNNER_KEY, preferred: arguments are visible in ps)",
     )
-    parser.add_argument("--engine", choices=["podman", "process"], required=True)
+    parser.add_argument("--engine", choices=["podman", "process", "kubernetes"], required=True)
     parser.add_argument("--concurrency", type=_positive, default=1, help="pieces of work run at once (default 1)")
     parser.add_argument(
         "--name",
@@ -93,6 +94,20 @@ def run_parser() -> argparse.ArgumentParser:
         "--podman-socket",
         default=env("CP_PODMAN_SOCKET") or default_socket(),
         help=f"podman's API socket (default {default_socket()}; env CP_PODMAN_SOCKET)",
+    )
+    parser.add_argument(
+        "--k8s-namespace",
+        default=env("CP_K8S_NAMESPACE", ""),
+        help="kubernetes engine: where Jobs, Pods and Secrets go (env CP_K8S_NAMESPACE; default: the runner "
+        'pod\'s own namespace, else "default"). Credentials: in-cluster, else KUBECONFIG',
+    )
+    parser.add_argument(
+        "--preview-domain",
+        default=env("CP_PREVIEW_DOMAIN", ""),
+        help="kubernetes engine: sandboxes get a Service for https://<id>.DOMAIN/ (env CP_PREVIEW_DOMAIN)",
+    )
+    parser.add_argument(
+        "--preview-port", type=_positive, default=8080, help="kubernetes engine: the sandbox port previews reach"
     )
     parser.add_argument(
         "--state-dir",
@@ -131,6 +146,8 @@ def build_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> C
         state = args.state_dir or str(Path.home() / ".local" / "state" / "cprunner" / args.name)
         engine = ProcessEngine(state)
         args.kinds = args.kinds or (KINDS_BY_NAME["job"], KINDS_BY_NAME["sandbox"])  # it builds nothing
+    elif args.engine == "kubernetes":
+        engine = kubernetes_engine(args)
     else:
         engine = PodmanEngine(args.podman_socket)
     return Config(
@@ -146,6 +163,24 @@ def build_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> C
         shutdown_grace=args.shutdown_grace,
         stop_grace=args.stop_grace,
     )
+
+
+def kubernetes_engine(args: argparse.Namespace):
+    # Imported here: the kubernetes client is an optional extra (pip install ./runner[kubernetes]).
+    try:
+        from .engines.kubernetes import KubernetesEngine, default_namespace
+    except ImportError:
+        print("cprunner: the kubernetes engine needs the client: pip install './runner[kubernetes]'", file=sys.stderr)
+        raise SystemExit(2) from None
+    try:
+        return KubernetesEngine(
+            args.k8s_namespace or default_namespace(),
+            preview_domain=args.preview_domain,
+            preview_port=args.preview_port,
+        )
+    except EngineError as exc:
+        print(f"cprunner: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def podman_service(argv: list[str]) -> int:

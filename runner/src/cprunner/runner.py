@@ -390,7 +390,9 @@ class WorkRun:
             image = resolve_image(self.engine, self.work.image, self.work.pull_policy)
         except EngineError as exc:
             return self._engine_failed(exc)
-        return Outcome(pb.RESULT_BUILT, image_digest=image.digest or f"sha256:{image.id}")
+        # An engine that cannot inspect images (kubernetes) knows a digest only from the reference.
+        digest = image.digest or (f"sha256:{image.id}" if image.id else "")
+        return Outcome(pb.RESULT_BUILT, image_digest=digest)
 
     def _spec(self) -> ContainerSpec:
         work, config = self.work, self.runner.config
@@ -417,6 +419,9 @@ class WorkRun:
             },
             limits=Limits(work.resources.memory_bytes, work.resources.milli_cpus, work.resources.max_pids),
             network=config.network,
+            kind="sandbox" if work.kind == pb.WORK_KIND_SANDBOX else "job",
+            timeout_seconds=work.timeout_seconds,
+            pull_policy=work.pull_policy,
         )
 
     def _run_container(self) -> Outcome | None:
@@ -473,6 +478,8 @@ class WorkRun:
                 return outcome
             if self.exited.is_set():
                 status = self.status
+                if status.error:
+                    return Outcome(pb.RESULT_ERROR, status.exit_code, status.signal, status.error)
                 if sandbox:
                     reason = f"the sandbox's container exited with code {status.exit_code}"
                     return Outcome(pb.RESULT_STOPPED, status.exit_code, status.signal, reason)

@@ -42,12 +42,17 @@ class ContainerSpec:
     labels: dict[str, str] = field(default_factory=dict)
     limits: Limits = Limits()
     network: str = ""  # "" = the engine's default; "host" = the host's network
+    # For engines that schedule elsewhere (kubernetes); local engines may ignore them.
+    kind: str = "job"  # "job" or "sandbox"
+    timeout_seconds: int = 0  # the work's own limit (the runner enforces it; a backstop for the engine)
+    pull_policy: str = ""  # "always", "missing" or "never"; "" = missing
 
 
 @dataclass(frozen=True)
 class ExitStatus:
     exit_code: int
     signal: int = 0  # the signal that ended the main process, when one did
+    error: str = ""  # it never ran (e.g. the cluster could not pull its image): RESULT_ERROR
 
 
 @dataclass(frozen=True)
