@@ -8,7 +8,7 @@ import yaml
 from cprunner.cli import run_parser
 from kubernetes import client
 
-from tests.live import ROOT
+from tests.support.live import ROOT
 
 DIRECTORY = ROOT / "deploy" / "kubernetes"
 MODELS = {

@@ -25,10 +25,10 @@ from cprunner.runner import LABEL_RUNNER, LABEL_WORK, Config, Runner, lease_dige
 from cpsdk._gen.containers.runtime.v1 import runner_pb2 as pb
 from kubernetes import client
 
-from tests.live import ROOT, free_port
 from tests.runner.fake_control_plane import KEY
 from tests.runner.kube_emulator import EmulatorThread
 from tests.runner.support import RunnerProcess
+from tests.support.live import ROOT, free_port
 
 ENGINE_AGENT = "cprunner-under-test"  # the engine's User-Agent; the test's own calls are "test"
 ROLE = ROOT / "deploy" / "kubernetes" / "runner.yaml"
