@@ -14,9 +14,14 @@ dropped by Django's test-database machinery). Prints:
   the server's CPU (master and workers, from /proc) as a share of one core, and SQL statements
   per runner-minute (counted in the workers by bench/runner_gunicorn.py).
 
-Goals (issue 19): Heartbeat in 1 round trip; idle runners cost ≤ 5% of one core.
-The machine may be shared: quote figures with its load. The dispatch and throughput goals
-need a runner and podman: they belong to the runner program's part of this benchmark.
+- the podman side (bench/runner_podman.py): dispatch, RunJob → SUCCEEDED for `true` through
+  real `cprunner --engine podman` processes, beside `podman run --rm` of the same image (the
+  floor), p50/p95; throughput, N `true` jobs through 2 runners beside podman's own rate at the
+  same concurrency.
+
+Goals (issue 19): Heartbeat in 1 round trip; idle runners cost ≤ 5% of one core; dispatch p50
+≤ 1.3× the floor; throughput ≥ 0.8× podman's. The machine may be shared: quote figures with
+its load.
 Exit status: 0 when every goal passes, 1 when one fails, 2 when it cannot run.
 """
 
@@ -38,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.auth_bench import Report, database_work, micros, percentile, timed_side_by_side  # noqa: E402
 from bench.harness import connect_caller, production_like_environment  # noqa: E402
+from bench.runner_podman import DISPATCH_GOAL, THROUGHPUT_GOAL, measure_podman  # noqa: E402
 
 HEARTBEAT = "/containers.runtime.v1.RunnerService/Heartbeat"
 ACQUIRE = "/containers.runtime.v1.RunnerService/AcquireWork"
@@ -51,6 +57,9 @@ def parse_args(argv):
     parser.add_argument("--gunicorn-iterations", type=int, default=500, help="timed Heartbeats over loopback")
     parser.add_argument("--runners", type=int, default=50, help="idle long-polling runners")
     parser.add_argument("--idle-seconds", type=float, default=60, help="how long they wait (0: skip)")
+    parser.add_argument("--dispatch-samples", type=int, default=30, help="jobs timed one at a time (0: no podman part)")
+    parser.add_argument("--throughput-jobs", type=int, default=200, help="jobs through 2 runners at once")
+    parser.add_argument("--concurrency", type=int, default=4, help="each runner's --concurrency")
     parser.add_argument("--allow-sqlite", action="store_true", help="run on SQLite anyway (no long poll there)")
     return parser.parse_args(argv)
 
@@ -244,6 +253,15 @@ def main(argv=None) -> int:
             report.goal(
                 share <= IDLE_CPU_GOAL,
                 f"{args.runners} idle runners cost ≤ {IDLE_CPU_GOAL:.0%} of one core (measured {share:.1%})",
+            )
+        if args.dispatch_samples > 0:
+            dispatch, throughput = measure_podman(report, args.dispatch_samples, args.throughput_jobs, args.concurrency)
+            report.goal(
+                dispatch <= DISPATCH_GOAL, f"dispatch p50 ≤ {DISPATCH_GOAL}× podman run (measured {dispatch:.2f}×)"
+            )
+            report.goal(
+                throughput >= THROUGHPUT_GOAL,
+                f"throughput ≥ {THROUGHPUT_GOAL}× podman's own rate (measured {throughput:.2f}×)",
             )
     finally:
         notify.reset()  # its listener's connection would block the DROP DATABASE

@@ -158,6 +158,34 @@ def test_admin_namespaces_and_keys(cpctl):
     )
 
 
+def test_admin_runners(cpctl):
+    issued = cpctl("admin", "runners", "issue", "build-host-7", "--namespace", "team-a", role=Role.ADMIN)
+    plaintext = issued.stdout.strip()
+    assert plaintext.startswith("cpk_") and "\n" not in plaintext and "shown once" in issued.stderr
+    (runner,) = lines(cpctl("admin", "runners", "ls", "--json", role=Role.ADMIN))
+    assert (runner["name"], runner["namespaces"], runner["state"]) == (
+        "build-host-7",
+        ["team-a"],
+        "RUNNER_STATE_ACTIVE",
+    )
+    assert plaintext not in json.dumps(runner) and plaintext.endswith(runner["keyHint"][-4:])
+    everywhere = json.loads(cpctl("admin", "runners", "issue", "spare", "-o", "json", role=Role.ADMIN).stdout)
+    assert everywhere["plaintext"].startswith("cpk_") and "namespaces" not in everywhere["runner"]
+    listed = table(cpctl("admin", "runners", "ls", role=Role.ADMIN))
+    assert listed[0] == ["RUNNER", "NAME", "NAMESPACES", "STATE", "WORK", "LAST", "SEEN", "AGE"]
+    assert [row[1:5] for row in listed[1:]] == [
+        ["spare", "all", "active", "0"],
+        ["build-host-7", "team-a", "active", "0"],
+    ]
+    revoked = json.loads(cpctl("admin", "runners", "revoke", runner["runnerId"], "--json", role=Role.ADMIN).stdout)
+    assert (revoked["runnerId"], revoked["state"]) == (runner["runnerId"], "RUNNER_STATE_REVOKED")
+    assert table(cpctl("admin", "runners", "ls", role=Role.ADMIN))[2][3] == "revoked"
+    assert cpctl("admin", "runners", "ls", expect=5).stderr.startswith("cpctl: permission_denied")  # not an admin
+    assert cpctl("admin", "runners", "revoke", "rnr_doesnotexist0000000", role=Role.ADMIN, expect=6).stderr.startswith(
+        "cpctl: not_found"
+    )
+
+
 def test_exit_codes_follow_the_error_class(cpctl):
     denied = cpctl("jobs", "run", "busybox:1.36", "--", "true", role=Role.VIEWER, expect=5)
     assert denied.stderr.startswith("cpctl: permission_denied:") and "ROLE_OPERATOR" in denied.stderr

@@ -24,6 +24,7 @@ from cpsdk._gen.containers.api.v1 import (
     identity_pb2,
     job_pb2,
     namespace_pb2,
+    runner_admin_pb2,
     sandbox_pb2,
     workspace_pb2,
 )
@@ -112,6 +113,20 @@ def listings():
         created_by="user:ada",
     )
     _at(key, "expires_at", -timedelta(days=30))
+    runner = runner_admin_pb2.Runner(
+        runner_id="rnr_01jd8",
+        name="build-host-7",
+        namespaces=["team-a", "team-b"],
+        state=runner_admin_pb2.RUNNER_STATE_ACTIVE,
+        work_held=2,
+        version="cprunner 0.1.0",
+        key_id="key_01jda",
+        key_hint="cpk_…7c2e",
+        created_by="user:ada",
+    )
+    never_seen = runner_admin_pb2.Runner(
+        runner_id="rnr_01jd7", name="spare", state=runner_admin_pb2.RUNNER_STATE_REVOKED, created_by="user:ada"
+    )
     return {
         "jobs": ([_at(job, "create_time", timedelta(minutes=3)), _at(done, "create_time", timedelta(days=2))], cli.JOB),
         "sandboxes": ([_at(sandbox, "create_time", timedelta(hours=5))], cli.SANDBOX),
@@ -122,6 +137,13 @@ def listings():
         "uploads": ([_at(upload, "created_at", timedelta(days=400))], cli.UPLOAD),
         "namespaces": ([_at(namespace, "create_time", timedelta(days=3))], cli.NAMESPACE),
         "keys": ([_at(_at(key, "created", timedelta(days=2)), "last_used", timedelta(hours=1))], cli.KEY),
+        "runners": (
+            [
+                _at(_at(runner, "create_time", timedelta(days=6)), "last_seen_time", timedelta(seconds=4)),
+                _at(never_seen, "create_time", timedelta(days=7)),
+            ],
+            cli.RUNNER,
+        ),
     }
 
 

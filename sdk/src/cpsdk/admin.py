@@ -12,6 +12,7 @@ from typing import NamedTuple
 from google.protobuf import field_mask_pb2
 
 from ._gen.containers.api.v1 import namespace_pb2 as pb
+from ._gen.containers.api.v1 import runner_admin_pb2 as runner_pb
 from .resources import _Resource
 from .types import Binding, InternalTarget, Role
 
@@ -37,8 +38,39 @@ def _pull_secrets(secrets: Mapping[str, str]) -> list[pb.ImagePullSecret]:
     return [pb.ImagePullSecret(registry=registry, secret_ref=ref) for registry, ref in secrets.items()]
 
 
+class IssuedRunnerKey(NamedTuple):
+    """The runner record and its key's plaintext, which is shown this once and never again."""
+
+    runner: runner_pb.Runner
+    plaintext: str
+
+
+class RunnerAdminMethods(_Resource):
+    """RunnerAdminService: runners and their keys (`admin.runners.issue(...)`)."""
+
+    service = runner_pb.DESCRIPTOR.services_by_name["RunnerAdminService"]
+
+    def issue(self, name: str, *, namespaces: Iterable[str] = ()):
+        """Issues a runner key → IssuedRunnerKey(runner, plaintext); `namespaces` limits the work
+        it may acquire (none: every namespace)."""
+        request = runner_pb.IssueRunnerKeyRequest(name=name, namespaces=list(namespaces))
+        return self._call("IssueRunnerKey", request, lambda r: IssuedRunnerKey(r.runner, r.plaintext))
+
+    def list(self, page_size: int = 0):
+        """Every runner, newest first, following page tokens; never a plaintext."""
+        return self._pages("ListRunners", runner_pb.ListRunnersRequest(page_size=page_size), "runners")
+
+    def revoke(self, runner_id: str):
+        """Revokes the runner's key at once and ends its leases."""
+        return self._call("RevokeRunner", runner_pb.RevokeRunnerRequest(runner_id=runner_id), "runner")
+
+
 class AdminMethods(_Resource):
     service = pb.DESCRIPTOR.services_by_name["NamespaceService"]
+
+    def __init__(self, transport):
+        super().__init__(transport)
+        self.runners = RunnerAdminMethods(transport)
 
     def create_namespace(
         self,

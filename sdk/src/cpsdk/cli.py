@@ -71,10 +71,11 @@ GROUPS = {
     "environments": "environments (images built for sandboxes) of the namespace",
     "egress": "egress grants and events of the namespace",
     "uploads": "uploads of a bucket",
-    "admin": "NamespaceService: namespaces and API keys (admin credentials only)",
+    "admin": "NamespaceService and RunnerAdminService: namespaces, API keys, runners (admin credentials only)",
     "admin ns": "namespaces: bindings and quotas",
     "admin ns bindings": "group → role bindings of a namespace",
     "admin keys": "API keys",
+    "admin runners": "runners (RunnerAdminService) and their keys",
     "config": f"contexts in {_config.config_path()} (base URL, namespace, credential)",
 }
 
@@ -182,6 +183,19 @@ KEY = [
     Column("EXPIRES", "expires_at", wide=True),
     Column("KIND", "kind", wide=True),
     Column("HINT", "hint", wide=True),
+    Column("CREATED BY", "created_by", wide=True),
+]
+RUNNER = [
+    Column("RUNNER", "runner_id"),
+    Column("NAME", "name"),
+    Column("NAMESPACES", lambda runner, now: ",".join(runner.namespaces) or "all"),
+    Column("STATE", "state", state=True),
+    Column("WORK", "work_held"),
+    Column("LAST SEEN", "last_seen_time"),
+    Column("AGE", "create_time"),
+    Column("VERSION", "version", wide=True),
+    Column("KEY", "key_id", wide=True),
+    Column("HINT", "key_hint", wide=True),
     Column("CREATED BY", "created_by", wide=True),
 ]
 WHOAMI = [
@@ -621,6 +635,56 @@ def keys_revoke(client, args):
     return client.revoke_api_key(args.id)
 
 
+def _runners_issue(parser):
+    parser.add_argument("name", help="a label for people, e.g. the host's name")
+    parser.add_argument(
+        "--namespace", dest="namespaces", action="append", default=[], metavar="NS",
+        help="limit it to this namespace's work (repeatable; none: every namespace)",
+    )  # fmt: skip
+
+
+@command(
+    "admin runners issue",
+    "issue a runner key; prints the plaintext alone on stdout (shown once)",
+    "CP_RUNNER_KEY=$(cpctl admin runners issue build-host-7 --namespace team-a)",
+    _runners_issue,
+    admin=True,
+    raw=True,
+)
+def runners_issue(client, args, out: Output):
+    issued = client.runners.issue(args.name, namespaces=args.namespaces)
+    if out.format in ("json", "yaml"):
+        out.data({"runner": as_dict(issued.runner), "plaintext": issued.plaintext})
+        return
+    runner = issued.runner
+    print(f"issued {runner.runner_id} ({runner.name}); store the key now, it is shown once", file=sys.stderr)
+    print(issued.plaintext, file=out.out)
+
+
+@command(
+    "admin runners ls",
+    "list runners (never their keys), newest first",
+    "cpctl admin runners ls -o wide",
+    _page,
+    RUNNER,
+    admin=True,
+)
+def runners_ls(client, args):
+    return client.runners.list(page_size=args.page_size)
+
+
+@command(
+    "admin runners revoke",
+    "revoke a runner's key at once; its leases end and its work is queued again",
+    "cpctl admin runners revoke rnr_01hx…",
+    _id("RUNNER_ID"),
+    RUNNER,
+    admin=True,
+)
+def runners_revoke(client, args):
+    return client.runners.revoke(args.id)
+
+
 def _login(parser):
     parser.add_argument("--issuer", default=os.environ.get("CP_OIDC_ISSUER", ""))
     parser.add_argument("--client-id", default=os.environ.get("CP_OIDC_CLIENT_ID", "cpctl"))
@@ -908,7 +972,10 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
 
 
 def _own_flag(words: list[str], flag: str) -> bool:
-    """`config set-context --base-url/--namespace` set the context's own values."""
+    """`config set-context --base-url/--namespace` set the context's own values;
+    `admin runners issue --namespace` limits the runner."""
+    if words[:3] == ["admin", "runners", "issue"]:
+        return flag == "--namespace"
     return flag in ("--base-url", "--namespace") and words[:2] == ["config", "set-context"]
 
 
