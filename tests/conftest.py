@@ -95,7 +95,8 @@ class RpcResult:
     def __init__(self, response):
         self.response = response
         self.status = response.status_code
-        self.raw = response.content
+        # A stream's refusal (415, ...) is streamed too: its bytes up to the first frame at most.
+        self.raw = first_frame(response) if response.streaming else response.content
         encoding = response.get("Content-Encoding", "identity")
         if self.raw and encoding != "identity":
             self.raw = DECOMPRESS[encoding](self.raw)
@@ -117,12 +118,15 @@ class StreamResult:
 
     protocol = "connect"
 
-    def __init__(self, response):
+    def __init__(self, response, binary: bool = False):
         self.status = response.status_code
         buffer = first_frame(response)
-        frame = json.loads(buffer[5 : 5 + int.from_bytes(buffer[1:5], "big")] or b"{}")
-        # The end of the stream carries its error as a unary error body would be.
-        error = frame.get("error") if buffer[0] & 0x02 else None
+        payload = buffer[5 : 5 + int.from_bytes(buffer[1:5], "big")]
+        end = bool(buffer) and bool(buffer[0] & 0x02)
+        # The end of the stream is JSON whatever the codec, and carries its error as a unary
+        # error body would; a binary message frame stays bytes.
+        frame = json.loads(payload or b"{}") if end or not binary else {"binary": payload}
+        error = frame.get("error") if end else None
         self.body = error if error is not None else frame
         self.code = error["code"] if error is not None else None
 
@@ -142,6 +146,10 @@ def first_frame(response) -> bytes:
     finally:
         response.close()
     return buffer
+
+
+# A unary content type → its Connect streaming twin, for calls to server-streaming procedures.
+STREAMING_CODECS = {"application/json": "application/connect+json", "application/proto": "application/connect+proto"}
 
 
 def _server_streaming(procedure: str) -> bool:
@@ -177,12 +185,13 @@ def rpc(client):
         for name, value in (headers or {}).items():
             extra["HTTP_" + name.upper().replace("-", "_")] = value
         payload = data if data is not None else json.dumps(body or {}).encode()
-        if data is None and _server_streaming(procedure):
+        streaming_codec = STREAMING_CODECS.get(content_type)
+        if streaming_codec and _server_streaming(procedure):
             # Server streams take one enveloped message (Connect streaming) and answer a stream.
             envelope = b"\x00" + len(payload).to_bytes(4, "big") + payload
             path = "/" + procedure
-            response = client.generic(method, path, envelope, content_type="application/connect+json", **extra)
-            return StreamResult(response)
+            response = client.generic(method, path, envelope, content_type=streaming_codec, **extra)
+            return StreamResult(response, binary=streaming_codec.endswith("proto"))
         if not payload and method != "GET":
             # The test client leaves both out for an empty body; a real client sends them.
             extra.update(CONTENT_TYPE=content_type, CONTENT_LENGTH="0")

@@ -70,7 +70,7 @@ def test_control_gunicorn_alone_is_stalled_by_the_same_connections(transactional
 
 @pytest.mark.e2e
 def test_reflection_bodies_are_limited_at_the_door(transactional_db):
-    # Reflection is anonymous (issue 22, finding 1): nginx refuses a large body before gunicorn
+    # Reflection is anonymous: nginx refuses a large body before gunicorn
     # reads any of it, and still passes the small questions reflection clients ask.
     with ExitStack() as stack:
         workdir = stack.enter_context(_unprivileged_dir())
@@ -78,7 +78,7 @@ def test_reflection_bodies_are_limited_at_the_door(transactional_db):
         stack.enter_context(_gunicorn_from_deploy_config(socket_path))
         https_port = free_port()
         stack.enter_context(_nginx(workdir, socket_path, free_port(), https_port))
-        context = ssl.create_default_context(cafile=str(workdir / "cert.pem"))
+        context = ssl.create_default_context(cafile=str(workdir / "ca.pem"))
         url = f"https://127.0.0.1:{https_port}/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
 
         def post(message: bytes) -> tuple[int, bytes]:

@@ -21,7 +21,10 @@ from tests.support.connect import HTTP_STATUS, assert_error_shape
 
 pytestmark = pytest.mark.django_db
 
-PROCEDURES = sorted(registry.methods)
+# Unary procedures: a server stream (WatchJobs, FollowJobLogs) answers in frames until the job
+# ends or the client leaves; its request limits and authorization are tested with the unary
+# ones (test_request_limits.py, the authorization matrices) and its protocol in the streams tests.
+PROCEDURES = sorted(name for name, method in registry.methods.items() if not method.server_streaming)
 FUZZ = settings(
     max_examples=150,
     deadline=None,
