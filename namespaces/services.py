@@ -128,10 +128,15 @@ def register_internal_target(*, actor: Principal, namespace: str, target: Target
 def lock_namespace(name: str) -> Namespace:
     """Locks the namespace row until the transaction ends, so writes to one namespace (and the
     quota counts taken under the lock) serialise. SQLite has no row locks; its transactions start
-    IMMEDIATE, which serialises all writers."""
+    IMMEDIATE, which serialises all writers.
+
+    FOR NO KEY UPDATE, not FOR UPDATE: writers still serialise on it, but rows that merely
+    reference the namespace (a job's change-log event, inserted under the change log's counter
+    lock by a runner's FinishWork) take only FOR KEY SHARE on it, and must not wait for a RunJob
+    that holds this lock while it waits for that counter: a deadlock, seen under load."""
     validate_namespace_name(name)
     try:
-        return Namespace.objects.select_for_update().get(name=name)
+        return Namespace.objects.select_for_update(no_key=True).get(name=name)
     except Namespace.DoesNotExist:
         raise Error.not_found(f"namespace {name!r} not found") from None
 
