@@ -74,3 +74,54 @@ def test_trim_keeps_the_retention(namespace, settings):
     assert job_events.trim() == 0
     settings.JOBS_WATCH_RETENTION_SECONDS = 0
     assert job_events.trim() == 1 and log() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_namespace_lock_and_a_change_log_writer_never_deadlock(namespace):
+    """RunJob locks the namespace, then takes the change log's counter; a runner's FinishWork takes
+    the counter, then inserts an event whose foreign key reads the namespace. With the namespace
+    locked FOR UPDATE those two waited on each other (PostgreSQL failed one: a 500); FOR NO KEY
+    UPDATE lets the event's key check through. On SQLite the writers simply take turns."""
+    import threading
+
+    from django.db import connections
+
+    from namespaces.services import lock_namespace
+
+    job = jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
+    locked, counted, errors = threading.Event(), threading.Event(), []
+
+    def holder():  # RunJob's order: the namespace, then (after the other writer) the counter
+        try:
+            with transaction.atomic():
+                lock_namespace("team-a")
+                locked.set()
+                counted.wait(2)  # the other writer holds the counter (and, before the fix, waits on us)
+                job_events.changed(Job.objects.get(pk=job.pk))
+        except Exception as exc:  # a deadlock would surface here or in the writer
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    def writer():  # FinishWork's order: the counter, then the event (whose key reads the namespace)
+        locked.wait(5)
+        try:
+            with transaction.atomic():
+                seq = job_events._next_seq(job.namespace_id)
+                counted.set()
+                JobEvent.objects.create(
+                    namespace_id=job.namespace_id, seq=seq, job_id=job.pk, type=JobEvent.Type.MODIFIED, snapshot=b""
+                )
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            counted.set()
+            connections.close_all()
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=writer)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not errors, errors
+    assert [seq for seq, *_ in log()] == [1, 2, 3]  # RunJob's event, then both writers', no gaps
