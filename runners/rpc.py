@@ -42,9 +42,11 @@ class RunnerService(Service, RunnerServiceSync):
 
     @rpc(permission=RUNNER, own_transactions=True)
     def heartbeat(self, request, ctx):
-        leases.note_seen(principal_of(ctx))
         expires, cancel = leases.heartbeat(
-            work_id=request.work_id, lease_token=request.lease_token, running=request.running
+            principal=principal_of(ctx),
+            work_id=request.work_id,
+            lease_token=request.lease_token,
+            running=request.running,
         )
         return pb.HeartbeatResponse(
             lease_expire_time=timestamp(expires), cancel_requested=cancel, grace_seconds=leases.grace_seconds()

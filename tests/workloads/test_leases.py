@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from apikeys.models import ApiKey
 from containers.runtime.v1 import runner_pb2 as pb
 from controlplane.auth import Kind, Principal, Role
+from controlplane.errors import Error
 from runners.models import Runner
 from runners.services import issue_runner
 from workloads import selectors
@@ -33,12 +34,43 @@ def acquire(runner, *kinds):
     return leases.claim(principal, record, kinds or leases.KINDS)
 
 
-def test_a_heartbeat_is_one_statement(runner):
+def heartbeat(runner, work, **kwargs):
+    return leases.heartbeat(principal=runner[1], work_id=work.work_id, lease_token=work.lease_token, **kwargs)
+
+
+def test_a_heartbeat_is_one_statement_that_also_records_the_runner_as_seen(runner):
     jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
     work = acquire(runner)
+    Runner.objects.filter(pk=runner[0].pk).update(last_seen_at=None)
+    leases._seen.clear()  # SQLite's per-process throttle
     with CaptureQueriesContext(connection) as captured:
-        leases.heartbeat(work_id=work.work_id, lease_token=work.lease_token, running=True)
-    assert len(captured) == 1 and captured[0]["sql"].startswith("UPDATE")
+        heartbeat(runner, work, running=True)
+    assert Runner.objects.get(pk=runner[0].pk).last_seen_at is not None
+    if connection.vendor == "postgresql":  # a data-modifying CTE: one round trip
+        assert len(captured) == 1 and captured[0]["sql"].startswith("WITH lease AS (UPDATE")
+    else:  # in process, so a second statement costs no round trip
+        assert [q["sql"].split()[0] for q in captured] == ["UPDATE", "UPDATE"]
+
+
+def test_a_heartbeat_writes_last_seen_at_most_once_per_resolution(runner, settings):
+    settings.RUNNER_LAST_SEEN_RESOLUTION_SECONDS = 60
+    jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
+    work = acquire(runner)
+    heartbeat(runner, work)
+    first = Runner.objects.get(pk=runner[0].pk).last_seen_at
+    heartbeat(runner, work)
+    assert Runner.objects.get(pk=runner[0].pk).last_seen_at == first
+
+
+def test_a_heartbeat_on_a_lease_not_held_writes_nothing(runner):
+    jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
+    work = acquire(runner)
+    Runner.objects.filter(pk=runner[0].pk).update(last_seen_at=None)
+    leases._seen.clear()
+    with pytest.raises(Error) as refused:
+        leases.heartbeat(principal=runner[1], work_id=work.work_id, lease_token="not-the-token")
+    assert refused.value.code.wire_name == "failed_precondition"
+    assert Runner.objects.get(pk=runner[0].pk).last_seen_at is None
 
 
 def test_the_log_keeps_its_tail_within_the_cap(runner, settings):

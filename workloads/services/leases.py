@@ -247,8 +247,8 @@ def _work(kind: Kind, row, token: str, agent_key: str) -> pb.Work:
 # --- Heartbeat -----------------------------------------------------------------------
 
 
-def heartbeat(*, work_id: str, lease_token: str, running: bool = False) -> tuple[datetime, bool]:
-    """(new expiry, cancel_requested): one UPDATE … RETURNING, the call's only statement.
+def heartbeat(*, principal: Principal, work_id: str, lease_token: str, running: bool = False) -> tuple[datetime, bool]:
+    """(new expiry, cancel_requested): one round trip, which also records the runner's last call.
 
     A lease that expired, ended, or was given to another runner: failed_precondition."""
     kind = kind_of(work_id)
@@ -262,19 +262,42 @@ def heartbeat(*, work_id: str, lease_token: str, running: bool = False) -> tuple
         state = quote(column["state"])
         sets.append(f"{state} = CASE WHEN {state} = %s THEN %s ELSE {state} END")
         params += [Sandbox.State.PENDING, Sandbox.State.RUNNING]
-    # Names from the model's own metadata; every value is a parameter.
+    # Names from the models' own metadata; every value is a parameter.
     where = (
         f"{quote(column[kind.id_field])} = %s AND {quote(column['lease_digest'])} = %s"
         f" AND {quote(column['lease_expires_at'])} > %s"
     )
-    sql = f"UPDATE {quote(model.db_table)} SET {', '.join(sets)} WHERE {where} RETURNING {quote(column['cancel_requested'])}"  # noqa: S608, E501
+    cancel, runner = quote(column["cancel_requested"]), quote(column["runner"])
+    sql = f"UPDATE {quote(model.db_table)} SET {', '.join(sets)} WHERE {where} RETURNING {cancel}, {runner}"  # noqa: S608
     params += [work_id, token_digest(lease_token), adapt(now)]
+    folded = connection.vendor == "postgresql"
+    if folded:
+        sql, params = _with_last_seen(sql, params, cancel, runner, now)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         raise _not_held(work_id)
+    if not folded:
+        note_seen(principal)
     return expires, bool(row[0])
+
+
+def _with_last_seen(lease_sql: str, params: list, cancel: str, runner: str, now: datetime) -> tuple[str, list]:
+    """PostgreSQL: the lease's UPDATE and the runner's last-seen UPDATE in one statement (a
+    data-modifying CTE). The runner row is written only when its last-seen is older than
+    RUNNER_LAST_SEEN_RESOLUTION_SECONDS, so frequent heartbeats leave no dead tuples behind."""
+    quote, adapt = connection.ops.quote_name, connection.ops.adapt_datetimefield_value
+    table = quote(Runner._meta.db_table)
+    seen, pk = quote(Runner._meta.get_field("last_seen_at").column), quote(Runner._meta.pk.column)
+    stale = now - timedelta(seconds=settings.RUNNER_LAST_SEEN_RESOLUTION_SECONDS)
+    sql = (
+        f"WITH lease AS ({lease_sql}), seen AS ("  # noqa: S608
+        f"UPDATE {table} SET {seen} = %s FROM lease WHERE {table}.{pk} = lease.{runner}"
+        f" AND ({table}.{seen} IS NULL OR {table}.{seen} < %s))"
+        f" SELECT {cancel} FROM lease"
+    )
+    return sql, [*params, adapt(now), adapt(stale)]
 
 
 def _not_held(work_id: str) -> Error:
