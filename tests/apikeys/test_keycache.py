@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def key_cache_on(settings):
-    settings.API_KEY_CACHE_SECONDS = 5  # the default; conftest turns it off for other tests
+    settings.API_KEY_CACHE_SECONDS = 60  # the default; conftest turns it off for other tests
 
 
 def wait_for(condition, timeout: float = 5.0) -> float:
