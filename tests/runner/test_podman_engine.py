@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cprunner.cli import containers_conf
 from cprunner.engines import ContainerSpec, ExitStatus, ImageNotFound, Limits
+from cprunner.engines import podman as podman_engine
+from cprunner.engines.podman import PodmanEngine
 from cprunner.runner import LABEL_RUNNER, LABEL_WORK, Config, Runner
 
 from tests.runner.support import IMAGE
@@ -116,3 +119,16 @@ def test_a_missing_image_is_a_clear_error(engine, runner_name):
         engine.start(ContainerSpec(name="", image="localhost/cp-missing:latest", command=["true"]))
     with pytest.raises(ImageNotFound, match=r"image localhost/cp-missing:latest could not be pulled: .+"):
         engine.pull("localhost/cp-missing:latest")
+
+
+def test_waiting_and_following_outlast_the_clients_read_timeout(podman_socket, runner_name, monkeypatch):
+    # Both may take as long as the work runs: a job silent for longer than the API client's
+    # timeout keeps its exit status and its output (past the quick-polling phase, too).
+    monkeypatch.setattr(podman_engine, "QUICK_WAIT_SECONDS", 1.0)
+    engine = PodmanEngine(podman_socket, timeout=2)
+    waited = engine.start(spec(runner_name, ["sh", "-c", "sleep 3; exit 4"], work_id="job_waited"))
+    followed = engine.start(spec(runner_name, ["sh", "-c", "sleep 3; echo late"], work_id="job_followed"))
+    with ThreadPoolExecutor(1) as reader:
+        read = reader.submit(output, engine, followed)  # following from the start, through the silence
+        assert engine.wait(waited).exit_code == 4
+        assert read.result(timeout=30) == b"late\n"
