@@ -537,48 +537,63 @@ class WorkRun:
 class LogPump:
     """The container's output to AppendLogs, in order, by byte offset from Work.log_offset.
 
-    One thread reads from the engine into a buffer; another sends what has gathered (up to
-    1 MiB a call), retrying the same chunk at the same offset until it is stored.
+    One thread follows the engine's output into a buffer; another sends what has gathered (up
+    to 1 MiB a call), retrying the same chunk at the same offset until it is stored. Once the
+    container has exited, `drain` takes the rest from the whole log rather than waiting for the
+    follow stream to notice the exit (podman's ends tens of milliseconds later, and has been
+    seen to end before it sent everything).
     """
 
     def __init__(self, run: WorkRun):
         self.run = run
         self.offset = run.work.log_offset
         self.buffer = bytearray()
-        self.eof = False  # the reader is done
+        self.followed = 0  # bytes the follow stream delivered into the buffer
+        self.caught_up = False  # drain took over: the follow stream's chunks are dropped
+        self.eof = False  # nothing more will be buffered
         self.stopped = False  # the sender is done
         self.cond = threading.Condition()
         work_id = run.work.work_id
-        self.reader = threading.Thread(target=self._read, name=f"logs-{work_id}", daemon=True)
+        self.reader = threading.Thread(target=self._follow, name=f"logs-{work_id}", daemon=True)
         self.sender = threading.Thread(target=self._send, name=f"append-{work_id}", daemon=True)
         self.reader.start()
         self.sender.start()
 
-    def _put(self, chunk: bytes) -> bool:
-        """Buffers the chunk for the sender; False once the sender gave up."""
+    def _put(self, chunk: bytes, *, following: bool) -> bool:
+        """Buffers the chunk for the sender; False once it is not wanted any more."""
         with self.cond:
             # Back-pressure while AppendLogs cannot keep up (the control plane is down): the
             # engine keeps the output meanwhile (podman on disk, the process engine in a file).
-            self.cond.wait_for(lambda: len(self.buffer) < MAX_BUFFERED or self.stopped)
-            if self.stopped:
+            unwanted = lambda: self.stopped or (following and self.caught_up)  # noqa: E731
+            self.cond.wait_for(lambda: len(self.buffer) < MAX_BUFFERED or unwanted())
+            if unwanted():
                 return False
             self.buffer += chunk
+            if following:
+                self.followed += len(chunk)
             self.cond.notify_all()
             return True
 
-    def _read(self) -> None:
+    def _follow(self) -> None:
         engine, container_id = self.run.engine, self.run.container_id
         try:
-            read = 0
             for chunk in engine.logs(container_id):
-                if not self._put(chunk):
+                if not self._put(chunk, following=True):
                     return
-                read += len(chunk)
-            # podman's follow stream can end at the container's exit before it has sent all
-            # (seen: 8 of 40 MB when the reader had waited): the rest comes from the whole log.
+        except Exception as exc:  # drain reads what it missed from the whole log
+            log.warning("work %s: following its output failed: %s", self.run.work.work_id, exc)
+
+    def _catch_up(self) -> None:
+        """After the exit: whatever the follow stream has not delivered, from the whole log."""
+        with self.cond:
+            self.caught_up = True
+            self.cond.notify_all()
+            have = self.followed
+        engine, container_id = self.run.engine, self.run.container_id
+        try:
             seen = 0
             for chunk in engine.logs(container_id, follow=False):
-                if seen + len(chunk) > read and not self._put(chunk[max(0, read - seen) :]):
+                if seen + len(chunk) > have and not self._put(chunk[max(0, have - seen) :], following=False):
                     return
                 seen += len(chunk)
         except Exception as exc:
@@ -621,7 +636,8 @@ class LogPump:
                 self.cond.notify_all()
 
     def drain(self) -> None:
-        """Returns once every byte of output is stored (or the lease is lost)."""
-        # The output ends when the container has exited: the sender then sends the rest.
+        """Once the container has exited: returns when every byte of output is stored (or the
+        lease is lost)."""
+        self._catch_up()
         while self.sender.is_alive() and not self.run.lease_lost.is_set():
             self.sender.join(0.5)
