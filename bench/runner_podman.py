@@ -96,6 +96,16 @@ def wait_succeeded(url: str, key: str, job_id: str, timeout: float = 120) -> Non
         time.sleep(0.01)
 
 
+STAGES = ("RunJob→leased", "leased→finished", "finished→seen by GetJob")
+
+
+def _stages(job, called: float, seen: float) -> tuple[float, float, float]:
+    """Seconds between the job's server-side timestamps, and the client's own before and after
+    (one machine, one clock): how long it waited for a runner, ran, and took to be seen."""
+    leased, finished = job.started_at.timestamp(), job.finished_at.timestamp()
+    return leased - called, finished - leased, seen - finished
+
+
 def measure_podman(report, samples: int, jobs: int, concurrency: int) -> tuple[float, float]:
     """Adds the dispatch and throughput rows to `report`; returns (dispatch p50 ratio, throughput ratio)."""
     from django.db import connection
@@ -128,17 +138,26 @@ def measure_podman(report, samples: int, jobs: int, concurrency: int) -> tuple[f
         try:
             podman_run(IMAGE)  # warm: the image's layers in the page cache, podman's first-run set-up
             wait_succeeded(service.url, key, call(service.url, "RunJob", key, run_body)["job"]["jobId"])
-            dispatch, floor = [], []
+            dispatch, floor, stages = [], [], []
             for _ in range(samples):  # alternately, so that the machine's load weighs on both alike
-                started = time.perf_counter()
-                wait_succeeded(service.url, key, call(service.url, "RunJob", key, run_body)["job"]["jobId"])
+                called, started = time.time(), time.perf_counter()
+                job_id = call(service.url, "RunJob", key, run_body)["job"]["jobId"]
+                wait_succeeded(service.url, key, job_id)
                 dispatch.append(time.perf_counter() - started)
+                stages.append(_stages(Job.objects.get(job_id=job_id), called, time.time()))
                 floor.append(podman_run(IMAGE))
             for label, values in (("RunJob → SUCCEEDED (true)", dispatch), ("podman run --rm (floor)", floor)):
                 report.row(
                     f"dispatch: {label} p50 / p95",
                     f"{percentile(values, 0.5) * 1000:.0f} / {percentile(values, 0.95) * 1000:.0f} ms ({samples} each)",
                 )
+            report.row(
+                "  where the time goes, p50 (server clock)",
+                " / ".join(
+                    f"{name} {percentile([s[i] for s in stages], 0.5) * 1000:.0f}" for i, name in enumerate(STAGES)
+                )
+                + " ms",
+            )
             dispatch_ratio = percentile(dispatch, 0.5) / percentile(floor, 0.5)
             report.row(
                 "  ratio p50 / p95",
