@@ -355,7 +355,11 @@ try:
 except ValueError as exc:
     raise SettingError(f"METRICS_ALLOWED_NETWORKS: {exc}; use addresses or networks such as 10.0.0.0/8") from None
 # Values read from the database at scrape time, each kept this long (seconds) per process.
-METRICS_COLLECTORS = ["workloads.metrics.JobQueueCollector"]
+METRICS_COLLECTORS = [
+    "workloads.metrics.JobQueueCollector",
+    "workloads.metrics.WorkCollector",
+    "runners.metrics.RunnerCollector",
+]
 METRICS_QUERY_CACHE_SECONDS = env.float("METRICS_QUERY_CACHE_SECONDS", default=5.0)
 # Logs: "plain" text (the default) or "json", one object per line. LOG_REQUESTS: a line per
 # request (request id, trace id, procedure, code, duration, ...); on by default with json.

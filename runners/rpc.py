@@ -16,6 +16,7 @@ from workloads.services import leases
 
 from . import selectors, services
 from .converters import runner_to_proto
+from .metrics import counts_heartbeats
 
 RUNNER = RunnerOnly()
 
@@ -41,6 +42,7 @@ class RunnerService(Service, RunnerServiceSync):
         return pb.AcquireWorkResponse(retry_after=Duration(seconds=int(retry_after)))
 
     @rpc(permission=RUNNER, own_transactions=True)
+    @counts_heartbeats
     def heartbeat(self, request, ctx):
         expires, cancel = leases.heartbeat(
             principal=principal_of(ctx),

@@ -46,3 +46,9 @@ def page(*, after: list | None = None, limit: int = 100) -> list[Runner]:
 
 def position_of(runner: Runner) -> list:
     return [runner.created_at.isoformat(), runner.runner_id]
+
+
+def last_seen() -> list[tuple]:
+    """(runner_id, last_seen_at, created_at, revoked_at) of every runner, for /metrics: a
+    fleet is a bounded set, and revoked runners are only counted."""
+    return list(Runner.objects.order_by().values_list("runner_id", "last_seen_at", "created_at", "key__revoked_at"))

@@ -6,7 +6,8 @@ from datetime import datetime
 from typing import NamedTuple
 
 from django.db import router
-from django.db.models import Count, Model, Q
+from django.db.models import Count, Model, Q, Value
+from django.utils import timezone
 
 from controlplane.errors import Error
 from controlplane.lookups import looked_up
@@ -162,6 +163,35 @@ def _whole_characters(data: bytes) -> bytes:
 def job_counts_by_state() -> dict[str, int]:
     """How many jobs are in each state, across namespaces (the work queue, for /metrics)."""
     return dict(Job.objects.order_by().values_list("state").annotate(count=Count("pk")))
+
+
+class WorkCounts(NamedTuple):
+    waiting: int  # for a runner: what AcquireWork would hand out
+    held: int  # leases (lease_expires_at set, as everywhere), including...
+    overdue: int  # ...those expired and not reaped yet
+
+
+def work_counts(kinds) -> dict[str, WorkCounts]:
+    """Per kind of leased work (workloads.services.leases.KINDS, by label), for /metrics.
+
+    One statement: a UNION ALL of one aggregate per table, over its live rows only (the
+    state indexes find them; a lease is only ever held on work in such a state)."""
+    now = timezone.now()
+    parts = [
+        kind.model.objects.order_by()
+        .filter(state__in=getattr(kind.model, "ACTIVE_STATES", (kind.waiting,)))
+        .annotate(kind=Value(kind.label))
+        .values("kind")  # a constant: no GROUP BY, one row per table
+        .annotate(
+            waiting=Count("pk", filter=Q(state=kind.waiting, lease_expires_at__isnull=True)),
+            held=Count("pk", filter=Q(lease_expires_at__isnull=False)),
+            overdue=Count("pk", filter=Q(lease_expires_at__lte=now)),
+        )
+        .values_list("kind", "waiting", "held", "overdue")
+        for kind in kinds
+    ]
+    first, *rest = parts
+    return {label: WorkCounts(*counts) for label, *counts in first.union(*rest, all=True)}
 
 
 _BY_PUBLIC_ID = {model: _by_public_id(model) for model in PUBLIC_IDS}

@@ -3,7 +3,7 @@ database: one cheap query per scrape at most, its answer kept for METRICS_QUERY_
 so several Prometheus servers (or a dashboard refresh) do not multiply the queries.
 
 A collector subclasses `CachedCollector` and implements `sample()`; it is listed in
-METRICS_COLLECTORS by dotted path. The runners' leases and heartbeats will be one more.
+METRICS_COLLECTORS by dotted path: jobs by state, the runners' work and leases, the runners.
 """
 
 from __future__ import annotations

@@ -66,8 +66,22 @@ POOL_WAITING = Gauge(
 POOL_WAIT = Histogram(
     "controlplane_db_pool_wait_seconds", "Time a request waited for a pool connection.", buckets=POOL_WAIT_BUCKETS
 )
+# The runners' work: counted where it is decided, once the deciding transaction commits.
+WORK_KINDS = ("job", "sandbox", "build")
+JOB_OUTCOMES = ("succeeded", "failed", "cancelled")
+LEASE_EXPIRIES = Counter(
+    "controlplane_lease_expiries", "Leases lost because their runner did not renew them in time, by kind.", ("kind",)
+)
+JOB_OUTCOME = Counter("controlplane_job_outcomes", "Jobs that reached a final state, by that state.", ("outcome",))
+HEARTBEATS = Counter(
+    "controlplane_runner_heartbeats", "Runner heartbeats: ok (lease renewed) or not_held (lost).", ("result",)
+)
 
 _HIT, _MISS, _INVALIDATION = (KEY_CACHE.labels(event) for event in ("hit", "miss", "invalidation"))
+# Every child exists from the start, so a rate() has its zero before the first event.
+_EXPIRIES = {kind: LEASE_EXPIRIES.labels(kind) for kind in WORK_KINDS}
+_OUTCOMES = {outcome: JOB_OUTCOME.labels(outcome) for outcome in JOB_OUTCOMES}
+_HEARTBEAT_OK, _HEARTBEAT_NOT_HELD = HEARTBEATS.labels("ok"), HEARTBEATS.labels("not_held")
 
 
 class _Instruments:
@@ -150,3 +164,17 @@ def record_pool_size(pool_size: int) -> None:
     if pool_size != _pool_size[0]:
         _pool_size[0] = pool_size
         POOL_SIZE.set(pool_size)
+
+
+def record_lease_expiries(kind: str, count: int) -> None:
+    """`kind`: one of WORK_KINDS. Call once the transaction that lost the leases commits."""
+    _EXPIRIES[kind].inc(count)
+
+
+def record_job_outcome(outcome: str) -> None:
+    """`outcome`: one of JOB_OUTCOMES. Call once the transaction that finished the job commits."""
+    _OUTCOMES[outcome].inc()
+
+
+def record_heartbeat(held: bool) -> None:
+    (_HEARTBEAT_OK if held else _HEARTBEAT_NOT_HELD).inc()

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
+
+from controlplane.observability.metrics import record_job_outcome
 
 from ..converters import job_snapshot
 from ..models import Job, JobEvent, JobEventCounter
@@ -37,6 +40,9 @@ def changed(job: Job, *, added: bool = False) -> JobEvent:
     )
     signal.announce(signal.JOBS, namespace_key(job.namespace_id))
     signal.announce(signal.JOBS, job_key(job.pk))
+    if job.state not in Job.ACTIVE_STATES:
+        # A final state is final: no later write changes the job, so each job counts once.
+        transaction.on_commit(partial(record_job_outcome, job.state))
     _trim_now_and_then()
     return event
 

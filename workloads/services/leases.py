@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -25,6 +26,7 @@ from audit.services import record
 from containers.runtime.v1 import runner_pb2 as pb
 from controlplane.auth import Principal
 from controlplane.errors import Error
+from controlplane.observability.metrics import record_lease_expiries
 from runners.models import Runner
 
 from ..models import Environment, Job, JobLogChunk, Sandbox
@@ -45,6 +47,11 @@ class Kind:
     prefix: str
     waiting: str  # the state work waits in for a runner
     what: str
+
+    @property
+    def label(self) -> str:
+        """job, sandbox or build: the protocol's name of the kind (and the metrics' label)."""
+        return pb.WorkKind.Name(self.wire).removeprefix("WORK_KIND_").lower()
 
 
 JOB = Kind(pb.WORK_KIND_JOB, Job, "job_id", "job_", Job.State.QUEUED, "job")
@@ -558,9 +565,13 @@ def reap_expired(*, principal: Principal, limit: int = REAP_BATCH) -> int:
                 .filter(lease_expires_at__lt=timezone.now())
                 .order_by("lease_expires_at")[:limit]
             )
+            expired = 0
             for row in rows:
                 lose(principal, kind, row, "lease expired")
-                lost += 1
+                expired += 1
+            if expired:  # counted only if the losses commit
+                transaction.on_commit(partial(record_lease_expiries, kind.label, expired))
+        lost += expired
     return lost
 
 
