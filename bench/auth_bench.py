@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import connect_caller, production_like_environment  # noqa: E402
+from bench.harness import connect_caller, production_like_environment, throwaway_database  # noqa: E402
 
 PROCEDURE = "/containers.api.v1.NamespaceService/GetNamespace"
 GET_JOB = "/containers.api.v1.JobService/GetJob"
@@ -525,23 +525,9 @@ def main(argv=None) -> int:
     django.setup()
     from django.db import connection
 
-    from apikeys import keycache
-
-    if connection.vendor != "postgresql":
-        message = f"the benchmark is meant for PostgreSQL (DATABASE_URL); this is {connection.vendor}"
-        if not args.allow_sqlite:
-            print(f"error: {message}. Set DATABASE_URL=postgres://... (or pass --allow-sqlite).", file=sys.stderr)
+    with throwaway_database("cp_bench", args.allow_sqlite) as bench_db:
+        if not bench_db:
             return 2
-        print(f"WARNING: {message}; figures are not comparable.", file=sys.stderr)
-
-    source_name = connection.settings_dict["NAME"]
-    test_settings = connection.settings_dict.setdefault("TEST", {})
-    if connection.vendor == "postgresql":
-        test_settings["NAME"] = f"cp_bench_{Path(str(source_name)).name}"
-    else:
-        test_settings["NAME"] = str(Path(str(source_name)).with_name("cp_bench.sqlite3"))
-    bench_db = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
         token, job_id = seed(args.filler_keys)
         with connection.cursor() as cursor:
             cursor.execute("SELECT version()" if connection.vendor == "postgresql" else "SELECT sqlite_version()")
@@ -551,9 +537,6 @@ def main(argv=None) -> int:
         measure_stack(report, token, job_id, args.iterations)
         if args.gunicorn_seconds > 0:
             measure_gunicorn(report, token, args.gunicorn_seconds, args.gunicorn_workers, args.clients)
-    finally:
-        keycache.reset()  # its listener's connection would block the DROP DATABASE
-        connection.creation.destroy_test_db(source_name, verbosity=0)
     report.print(
         f"Authentication benchmark — {server}, throwaway database {Path(str(bench_db)).name}, "
         f"{args.filler_keys + 1} API keys, Python {platform.python_version()}, {os.cpu_count()} CPUs"

@@ -38,7 +38,13 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import StatStatements, connect_caller, production_like_environment, wsgi_caller  # noqa: E402
+from bench.harness import (  # noqa: E402
+    StatStatements,
+    connect_caller,
+    production_like_environment,
+    throwaway_database,
+    wsgi_caller,
+)
 
 GET_NAMESPACE = "/containers.api.v1.NamespaceService/GetNamespace"
 GET_JOB = "/containers.api.v1.JobService/GetJob"
@@ -162,17 +168,13 @@ def main(argv=None) -> int:
     django.setup()
     from django.db import connection
 
-    from apikeys import keycache
     from bench.auth_bench import seed
 
     if connection.vendor != "postgresql":
         print(f"error: the benchmark needs PostgreSQL (DATABASE_URL); this is {connection.vendor}", file=sys.stderr)
         return 2
-    source_name = connection.settings_dict["NAME"]
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"cp_floor_{source_name}"
-    bench_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     goals: list[tuple[bool, str]] = []
-    try:
+    with throwaway_database("cp_floor", allow_sqlite=False) as bench_name:
         token, job_id = seed(options.filler_keys)
         statements = StatStatements(connection)
         with connection.cursor() as cursor:
@@ -204,9 +206,6 @@ def main(argv=None) -> int:
             )
             report(label, samples, goal, goals)
             report_plans(planned, statements, check=goal is not None, goals=goals)
-    finally:
-        keycache.reset()  # its listener's connection would block the DROP DATABASE
-        connection.creation.destroy_test_db(source_name, verbosity=0)
     print()
     for passed, text in goals:
         print(f"[{'PASS' if passed else 'FAIL'}] {text}")

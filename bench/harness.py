@@ -71,9 +71,17 @@ def connect_caller(procedure: str, token: str, message: dict):
 
 
 @contextlib.contextmanager
-def throwaway_database(prefix: str, allow_sqlite: bool):
+def throwaway_database(
+    prefix: str,
+    allow_sqlite: bool,
+    *,
+    sqlite_name: str | None = None,
+    sqlite_warning: str | None = "figures are not comparable.",
+):
     """A fresh database `<prefix>_<name of DATABASE_URL's>` (Django's test-database machinery),
-    dropped afterwards; yields False when the benchmark must not run (SQLite, not allowed)."""
+    dropped afterwards; yields its name, or None when the benchmark must not run (SQLite, not
+    allowed). On SQLite it is the file `sqlite_name` (default `<prefix>.sqlite3`) next to
+    DATABASE_URL's, with `sqlite_warning` printed first (None: nothing printed)."""
     from django.db import connection
 
     from apikeys import keycache
@@ -82,20 +90,22 @@ def throwaway_database(prefix: str, allow_sqlite: bool):
         message = f"the benchmark is meant for PostgreSQL (DATABASE_URL); this is {connection.vendor}"
         if not allow_sqlite:
             print(f"error: {message}. Set DATABASE_URL=postgres://... (or pass --allow-sqlite).", file=sys.stderr)
-            yield False
+            yield None
             return
-        print(f"WARNING: {message}; figures are not comparable.", file=sys.stderr)
+        if sqlite_warning is not None:
+            print(f"WARNING: {message}; {sqlite_warning}", file=sys.stderr)
     source_name = connection.settings_dict["NAME"]
     test_settings = connection.settings_dict.setdefault("TEST", {})
     if connection.vendor == "postgresql":
-        test_settings["NAME"] = f"{prefix}_{Path(str(source_name)).name}"
+        # PostgreSQL cuts names at 63 bytes: the name yielded is the one to connect to.
+        test_settings["NAME"] = f"{prefix}_{Path(str(source_name)).name}"[:63]
     else:
-        test_settings["NAME"] = str(Path(str(source_name)).with_name(f"{prefix}.sqlite3"))
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        test_settings["NAME"] = str(Path(str(source_name)).with_name(sqlite_name or f"{prefix}.sqlite3"))
+    name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
-        yield True
+        yield name
     finally:
-        keycache.reset()  # its listener's connection would block the DROP DATABASE
+        keycache.reset()  # its listeners' connections (controlplane.notify) would block the DROP DATABASE
         connection.creation.destroy_test_db(source_name, verbosity=0)
 
 

@@ -42,7 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import production_like_environment  # noqa: E402
+from bench.harness import production_like_environment, throwaway_database  # noqa: E402
 
 GOAL_PER_SECOND = 10_000
 RSS_LIMIT_MB = 300
@@ -227,17 +227,9 @@ def main(argv=None) -> int:
             f"error: the ingest benchmark needs PostgreSQL (DATABASE_URL); this is {connection.vendor}", file=sys.stderr
         )
         return 2
-    source_url = os.environ["DATABASE_URL"]
-    source_name = connection.settings_dict["NAME"]
-    bench_name = f"cp_ingest_bench_{source_name}"[:63]
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = bench_name
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    parts = urlsplit(source_url)
-    url = urlunsplit(parts._replace(path="/" + bench_name))
-    try:
+    with throwaway_database("cp_ingest_bench", allow_sqlite=False) as bench_name:
+        url = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path="/" + bench_name))
         return measure(args, url, connection)
-    finally:
-        connection.creation.destroy_test_db(source_name, verbosity=0)
 
 
 def measure(args, url: str, connection) -> int:

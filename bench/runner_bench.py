@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.auth_bench import Report, database_work, micros, percentile, timed_side_by_side  # noqa: E402
-from bench.harness import connect_caller, production_like_environment  # noqa: E402
+from bench.harness import connect_caller, production_like_environment, throwaway_database  # noqa: E402
 from bench.runner_podman import DISPATCH_GOAL, THROUGHPUT_GOAL, measure_podman  # noqa: E402
 
 HEARTBEAT = "/containers.runtime.v1.RunnerService/Heartbeat"
@@ -228,23 +228,14 @@ def main(argv=None) -> int:
     django.setup()
     from django.db import connection
 
-    from controlplane import notify
-
-    if connection.vendor != "postgresql":
-        message = f"the benchmark is meant for PostgreSQL (DATABASE_URL); this is {connection.vendor}"
-        if not args.allow_sqlite:
-            print(f"error: {message}. Set DATABASE_URL=postgres://... (or pass --allow-sqlite).", file=sys.stderr)
+    with throwaway_database(
+        "cp_bench",
+        args.allow_sqlite,
+        sqlite_name="cp_runner_bench.sqlite3",
+        sqlite_warning="figures are not comparable (no long poll there).",
+    ) as bench_db:
+        if not bench_db:
             return 2
-        print(f"WARNING: {message}; figures are not comparable (no long poll there).", file=sys.stderr)
-
-    source_name = connection.settings_dict["NAME"]
-    test_settings = connection.settings_dict.setdefault("TEST", {})
-    if connection.vendor == "postgresql":
-        test_settings["NAME"] = f"cp_bench_{Path(str(source_name)).name}"
-    else:
-        test_settings["NAME"] = str(Path(str(source_name)).with_name("cp_runner_bench.sqlite3"))
-    bench_db = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
         runner_key, token, job_id, viewer_key = seed()
         report = Report()
         statements, trips = measure_in_process(report, runner_key, token, job_id, viewer_key, args.iterations)
@@ -266,9 +257,6 @@ def main(argv=None) -> int:
                 throughput >= THROUGHPUT_GOAL,
                 f"throughput ≥ {THROUGHPUT_GOAL}× podman's own rate (measured {throughput:.2f}×)",
             )
-    finally:
-        notify.reset()  # its listener's connection would block the DROP DATABASE
-        connection.creation.destroy_test_db(source_name, verbosity=0)
     load = os.getloadavg()
     report.print(
         f"Runner API benchmark — {connection.vendor}, throwaway database {Path(str(bench_db)).name}, "

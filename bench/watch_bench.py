@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import production_like_environment  # noqa: E402
+from bench.harness import production_like_environment, throwaway_database  # noqa: E402
 
 NAMESPACE = "bench"
 P50_GOAL_MS = 50.0
@@ -220,7 +220,6 @@ def main(argv=None) -> int:
     from django.db import connection
 
     from apikeys.services import issue_api_key
-    from controlplane import notify
     from controlplane.auth import Principal, Role
     from namespaces.services import create_namespace
     from tests.support.live import ServiceProcess
@@ -228,35 +227,27 @@ def main(argv=None) -> int:
     if connection.vendor != "postgresql" and not args.allow_sqlite:
         print("error: the benchmark is meant for PostgreSQL (DATABASE_URL=postgres://...).", file=sys.stderr)
         return 2
-    source_name = connection.settings_dict["NAME"]
-    test_settings = connection.settings_dict.setdefault("TEST", {})
-    if connection.vendor == "postgresql":
-        test_settings["NAME"] = f"cp_bench_{Path(str(source_name)).name}"
-    else:
-        test_settings["NAME"] = str(Path(str(source_name)).with_name("cp_bench_watch.sqlite3"))
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    service = None
-    try:
-        system = Principal.system("watch bench")
-        create_namespace(actor=system, name=NAMESPACE)
-        _, token = issue_api_key(actor=system, namespace=NAMESPACE, name="bench", role=Role.OPERATOR)
-        connection.close()
-        threads = max(256, args.watches + 16)
-        service = ServiceProcess(
-            env={"DATABASE_POOL": "true", "LOG_LEVEL": "WARNING"},
-            workers=1,
-            args=(
-                *("-c", "deploy/gunicorn-streams.conf.py", "--threads", str(threads)),
-                *("--graceful-timeout", "2", "--access-logfile", "/dev/null"),
-            ),
-        ).start()
-        worker = worker_of(service.process.pid)
-        figures = asyncio.run(run_watches(service.port, token, args, worker))
-    finally:
-        if service is not None:
-            service.stop()
-        notify.reset()  # the listener's connection would block the DROP DATABASE
-        connection.creation.destroy_test_db(source_name, verbosity=0)
+    with throwaway_database("cp_bench", args.allow_sqlite, sqlite_name="cp_bench_watch.sqlite3", sqlite_warning=None):
+        service = None
+        try:
+            system = Principal.system("watch bench")
+            create_namespace(actor=system, name=NAMESPACE)
+            _, token = issue_api_key(actor=system, namespace=NAMESPACE, name="bench", role=Role.OPERATOR)
+            connection.close()
+            threads = max(256, args.watches + 16)
+            service = ServiceProcess(
+                env={"DATABASE_POOL": "true", "LOG_LEVEL": "WARNING"},
+                workers=1,
+                args=(
+                    *("-c", "deploy/gunicorn-streams.conf.py", "--threads", str(threads)),
+                    *("--graceful-timeout", "2", "--access-logfile", "/dev/null"),
+                ),
+            ).start()
+            worker = worker_of(service.process.pid)
+            figures = asyncio.run(run_watches(service.port, token, args, worker))
+        finally:
+            if service is not None:
+                service.stop()
 
     latencies, fan_out = figures["latencies"], figures["fan_out"]
     per_stream_kb = (figures["open_rss"] - figures["idle_rss"]) * 1024 / args.watches
