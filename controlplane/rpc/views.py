@@ -37,19 +37,19 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     if _is_grpc(request.content_type) and send_trailers is None:
         # gRPC proper over HTTP/1.1 (or a server without trailers): Connect and gRPC-Web work here.
         return HttpResponse(status=415, headers={"Accept-Post": ACCEPT_POST})
-    # Reflection is a bidirectional stream, answered while the request stream is read.
-    streaming = service in REFLECTION_SERVICES
+    # A server-reflection call: a bidirectional stream, answered while the request stream is read.
+    reflection = service in REFLECTION_SERVICES
     # Reflection is anonymous: its small limit bounds what an unauthenticated caller makes us read.
     # (+5: the one envelope's prefix.)
-    most = settings.RPC_MAX_REFLECTION_REQUEST_BYTES + 5 if streaming else settings.RPC_MAX_REQUEST_BYTES
+    most = settings.RPC_MAX_REFLECTION_REQUEST_BYTES + 5 if reflection else settings.RPC_MAX_REQUEST_BYTES
     limit = most + 1 if _has_body(request) else 0
-    # Over HTTP/2 a stream's reader must not wait for more than the client has sent: it may be
-    # waiting for our answer before it sends more (grpc reflection clients do). Over HTTP/1.1
-    # the client sends its whole body first, so reads can be large.
-    step = 1 if streaming and not request.environ.get("SERVER_PROTOCOL", "").startswith("HTTP/1") else None
-    # Server streams (WatchJobs, ...) answer message by message, as the handler yields them.
+    # Over HTTP/2 reflection's request-stream reader must not wait for more than the client has
+    # sent: it may be waiting for our answer before it sends more (grpc reflection clients do).
+    # Over HTTP/1.1 the client sends its whole body first, so reads can be large.
+    step = 1 if reflection and not request.environ.get("SERVER_PROTOCOL", "").startswith("HTTP/1") else None
+    # Reflection and server streams (WatchJobs, ...) answer message by message, as they come.
     served = registry.methods.get(f"{service}/{method}")
-    streams_out = streaming or (served is not None and served.server_streaming)
+    streams_out = reflection or (served is not None and served.server_streaming)
     body = DrainLimitedInput(request.environ["wsgi.input"], limit, step=step)
     environ = {
         **request.environ,
