@@ -71,8 +71,7 @@ RPC_INTERCEPTORS = [
     "controlplane.rpc.observing.RecordOutcome",
     "controlplane.rpc.interceptors.Authenticate",  # the principal PrincipalMiddleware resolved
     "controlplane.rpc.interceptors.SessionPolicy",  # cookie calls: allowed Origin, JSON only
-    "controlplane.rpc.observing.Annotate",  # the request's namespace, for logs and spans
-    "controlplane.rpc.interceptors.MapErrors",  # from here on, the decoded request
+    "controlplane.rpc.interceptors.MapErrors",  # from here on, the decoded request (noted on the call)
     "controlplane.rpc.interceptors.Validate",
     "controlplane.rpc.interceptors.Transaction",
     "controlplane.rpc.interceptors.Authorize",  # the handler's declared permission

@@ -30,6 +30,8 @@ class Call:
     prepared: dict = field(default_factory=dict)
     # Server streams: authenticates and authorizes the caller again (interceptors.Authorize).
     recheck: Callable[[], None] | None = None
+    # The decoded request message, once the runtime has read it (interceptors.MapErrors).
+    request: object = None
 
 
 _current: ContextVar[Call | None] = ContextVar("controlplane_rpc_call", default=None)

@@ -101,7 +101,11 @@ Next = Callable[[Message, RequestContext], Message]
 
 
 class MapErrors:
+    """Also notes the decoded request on the call, as the first interceptor to see it: the
+    outermost ones (metadata interceptors) run before the body is read."""
+
     def intercept_unary_sync(self, call_next: Next, request: Message, ctx: RequestContext) -> Message:
+        context.call_of(ctx).request = request
         try:
             return call_next(request, ctx)
         except Exception as exc:
@@ -109,6 +113,7 @@ class MapErrors:
 
     def intercept_server_stream_sync(self, call_next, request: Message, ctx: RequestContext) -> Iterator[Message]:
         # A generator: errors raised while the stream runs, not only before it starts, are mapped.
+        context.call_of(ctx).request = request
         try:
             yield from call_next(request, ctx)
         except Exception as exc:

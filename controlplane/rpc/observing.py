@@ -2,8 +2,8 @@
 
 `RecordOutcome` is a metadata interceptor placed outermost (after tracing's) in
 settings.RPC_INTERCEPTORS, so its on_end sees the Connect code every call ends with, whatever
-inner interceptor or handler raised it; `Annotate` reads the namespace of the decoded request.
-Both only copy a few values.
+inner interceptor or handler raised it, and the namespace of the decoded request (which
+MapErrors notes on the call). It only copies a few values.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from connectrpc.errors import ConnectError
 from connectrpc.request import RequestContext
 from opentelemetry import trace
 
-from controlplane.observability import requests, tracing
+from controlplane.observability import context as observed
+from controlplane.observability import tracing
 
 from . import context
 
@@ -22,14 +23,16 @@ class RecordOutcome:
         return None
 
     def on_end_sync(self, token, ctx: RequestContext, error: Exception | None) -> None:
-        observation = requests.current()
+        observation = observed.current()
         if observation is None:
             return
         if error is None:
             observation.code = "ok"
         else:
             observation.code = error.code.value if isinstance(error, ConnectError) else "unknown"
-        principal = context.current_call().principal  # None: Authenticate refused the call
+        call = context.current_call()
+        principal = call.principal  # None: Authenticate refused the call
+        observation.namespace = getattr(call.request, "namespace", "")  # None: never decoded
         observation.principal = principal.describe() if principal is not None else "anonymous"
         if tracing.enabled():
             _annotate_span(ctx, observation, principal)
@@ -49,14 +52,6 @@ def _annotate_span(ctx: RequestContext, observation, principal) -> None:
     context_ = span.get_span_context()
     if context_.is_valid:
         observation.trace_id = format(context_.trace_id, "032x")
-
-
-class Annotate:
-    def intercept_unary_sync(self, call_next, request, ctx: RequestContext):
-        observation = requests.current()
-        if observation is not None:
-            observation.namespace = getattr(request, "namespace", "")
-        return call_next(request, ctx)
 
 
 def tracing_interceptors() -> tuple:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
 
 from controlplane.auth import Role
 from controlplane.observability import logs
@@ -78,3 +80,90 @@ def test_the_request_id_of_a_trusted_proxy_is_kept_others_are_replaced(settings)
     # A header that could forge log lines is not taken even from the proxy.
     assert request_id({"HTTP_X_REQUEST_ID": 'x" injected', "REMOTE_ADDR": "10.0.0.1"}) != 'x" injected'
     assert len(request_id({"REMOTE_ADDR": "10.0.0.1"})) == 32
+
+
+@pytest.fixture
+def only_json_console(settings):
+    """The request logger as LOG_FORMAT=json sets it up: one StreamHandler, the JSON formatter."""
+    settings.LOG_REQUESTS = True
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logs.JsonFormatter())
+    handler.addFilter(logs.RequestContext())
+    request_logger = logging.getLogger("controlplane.request")
+    saved = request_logger.handlers, request_logger.propagate, request_logger.level
+    request_logger.handlers, request_logger.propagate = [handler], False
+    request_logger.setLevel(logging.INFO)
+    # pytest adds its capturing handlers when the test starts: the test calls this first.
+    yield stream, lambda: setattr(request_logger, "handlers", [handler])
+    request_logger.handlers, request_logger.propagate = saved[:2]
+    request_logger.setLevel(saved[2])
+
+
+def test_the_direct_request_line_is_the_line_the_record_would_make(only_json_console, rpc, admin_key):
+    stream, only = only_json_console
+    only()
+    request_logger = logging.getLogger("controlplane.request")
+    handler = request_logger.handlers[0]
+    assert logs._only_json_stream_handler(request_logger) is handler
+    for _ in range(2):  # the first call also notes the key's use: one more statement
+        stream.seek(0), stream.truncate()
+        rpc("containers.api.v1.NamespaceService/GetNamespace", {"namespace": "team-a"}, token=admin_key)
+    direct = json.loads(stream.getvalue())
+    # The same call through a record: a filter on the logger turns the direct path off.
+    request_logger.addFilter(lambda record: True)
+    rpc("containers.api.v1.NamespaceService/GetNamespace", {"namespace": "team-a"}, token=admin_key)
+    request_logger.filters.clear()
+    via_record = json.loads(stream.getvalue().splitlines()[1])
+    assert direct.keys() == via_record.keys()
+    varying = {"time", "request_id", "duration_ms", "message"}
+    assert {k: v for k, v in direct.items() if k not in varying} == {
+        k: v for k, v in via_record.items() if k not in varying
+    }
+    assert direct["message"].startswith("POST /containers.api.v1.NamespaceService/GetNamespace 200 ok ")
+
+
+def test_the_direct_path_is_only_for_one_plain_json_stream_handler(only_json_console):
+    only_json_console[1]()
+    request_logger = logging.getLogger("controlplane.request")
+    handler = request_logger.handlers[0]
+
+    class Rotating(logging.StreamHandler):
+        pass
+
+    for changed in (
+        lambda: request_logger.addHandler(logging.StreamHandler(io.StringIO())),  # a second handler
+        lambda: setattr(handler, "formatter", logging.Formatter()),  # plain text
+        lambda: handler.addFilter(lambda record: True),  # a filter that may drop or change it
+        lambda: setattr(handler, "level", logging.WARNING),
+        lambda: setattr(request_logger, "handlers", [Rotating(io.StringIO())]),
+    ):
+        saved = list(request_logger.handlers), handler.formatter, list(handler.filters), handler.level
+        changed()
+        assert logs._only_json_stream_handler(request_logger) is None
+        request_logger.handlers, handler.formatter, handler.filters, handler.level = saved
+    assert logs._only_json_stream_handler(request_logger) is handler
+
+
+def test_statements_are_counted_beside_a_callers_own_execute_wrapper(json_lines, rpc, admin_key):
+    # The counter stays installed first: a wrapper pushed and popped around it keeps its place.
+    seen = []
+
+    def mine(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(mine):
+        rpc("containers.api.v1.NamespaceService/GetNamespace", {"namespace": "team-a"}, token=admin_key)
+    assert connection.execute_wrappers.count(mine) == 0
+    (line,) = [line for line in json_lines() if line["logger"] == "controlplane.request"]
+    assert line["statements"] == len(seen) >= 1
+
+
+@pytest.mark.parametrize(
+    "created", [0.0, 1764000000.0, 1764000000.0005, 1764000000.1229999, 1764000000.9995, 1764000000.9999996, 4e9 + 0.5]
+)
+def test_log_times_are_what_datetime_writes(created):
+    expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    assert logs.rfc3339(created) == expected
+    assert logs.rfc3339(created) == expected  # the second, from the memo of the second
