@@ -19,14 +19,20 @@ from tests.support.testing_service import PATH, TESTING_SERVICE
 COOKIE = "cp_session=cookie-value-that-must-not-be-logged"
 
 
-@pytest.fixture
-def json_lines(settings):
-    """The JSON lines the root logger writes while the test runs (LOG_FORMAT=json's handler)."""
-    settings.LOG_REQUESTS = True
+def json_console() -> tuple[io.StringIO, logging.StreamHandler]:
+    """LOG_FORMAT=json's console handler, writing to a string."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logs.JsonFormatter())
     handler.addFilter(logs.RequestContext())
+    return stream, handler
+
+
+@pytest.fixture
+def json_lines(settings):
+    """The JSON lines the root logger writes while the test runs (LOG_FORMAT=json's handler)."""
+    settings.LOG_REQUESTS = True
+    stream, handler = json_console()
     root = logging.getLogger()
     root.addHandler(handler)
     level = root.level
@@ -86,10 +92,7 @@ def test_the_request_id_of_a_trusted_proxy_is_kept_others_are_replaced(settings)
 def only_json_console(settings):
     """The request logger as LOG_FORMAT=json sets it up: one StreamHandler, the JSON formatter."""
     settings.LOG_REQUESTS = True
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logs.JsonFormatter())
-    handler.addFilter(logs.RequestContext())
+    stream, handler = json_console()
     request_logger = logging.getLogger("controlplane.request")
     saved = request_logger.handlers, request_logger.propagate, request_logger.level
     request_logger.handlers, request_logger.propagate = [handler], False
