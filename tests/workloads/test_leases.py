@@ -73,6 +73,28 @@ def test_a_heartbeat_on_a_lease_not_held_writes_nothing(runner):
     assert Runner.objects.get(pk=runner[0].pk).last_seen_at is None
 
 
+def test_an_idle_claim_and_reap_are_one_statement_each_kind(runner):
+    # What idle runners cost: with nothing queued or expired, a claim runs one precompiled
+    # SELECT per kind, and the reaper one indexed look per kind with no transaction.
+    with CaptureQueriesContext(connection) as captured:
+        assert acquire(runner) is None
+    selects = [q["sql"] for q in captured if q["sql"].startswith("SELECT")]
+    assert len(selects) == len(leases.KINDS)
+    with CaptureQueriesContext(connection) as captured:
+        assert leases.reap_expired(principal=SYSTEM) == 0
+    assert [q["sql"].split()[0] for q in captured] == ["SELECT"] * len(leases.KINDS)
+
+
+def test_a_runner_limited_to_namespaces_claims_only_their_work(namespace, other_namespace):
+    record, _ = issue_runner(actor=SYSTEM, name="limited", namespaces=["team-a"])
+    limited = (record, Principal(kind=Kind.RUNNER, key_id=record.key.key_id))
+    elsewhere = jobs.run_job(actor=SYSTEM, namespace=other_namespace.name, image="busybox")
+    assert acquire(limited, leases.JOB) is None
+    mine = jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")
+    assert acquire(limited, leases.JOB).work_id == mine.job_id
+    assert Job.objects.get(pk=elsewhere.pk).state == Job.State.QUEUED
+
+
 def test_the_log_keeps_its_tail_within_the_cap(runner, settings):
     settings.JOBS_MAX_LOG_BYTES = 10
     job = jobs.run_job(actor=SYSTEM, namespace="team-a", image="busybox")

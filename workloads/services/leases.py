@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, router, transaction
 from django.db.models import Model
 from django.utils import timezone
 
@@ -27,6 +27,7 @@ from containers.runtime.v1 import runner_pb2 as pb
 from controlplane.auth import Principal
 from controlplane.errors import Error
 from controlplane.observability.metrics import record_lease_expiries
+from controlplane.precompiled import PrecompiledQuery
 from runners.models import Runner
 
 from ..models import Environment, Job, JobLogChunk, Sandbox
@@ -47,6 +48,9 @@ class Kind:
     prefix: str
     waiting: str  # the state work waits in for a runner
     what: str
+    # States a held lease can be in, when they lead the model's lease index (jobs): the reaper's
+    # look for expired leases then uses it.
+    leased_in: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -54,7 +58,7 @@ class Kind:
         return pb.WorkKind.Name(self.wire).removeprefix("WORK_KIND_").lower()
 
 
-JOB = Kind(pb.WORK_KIND_JOB, Job, "job_id", "job_", Job.State.QUEUED, "job")
+JOB = Kind(pb.WORK_KIND_JOB, Job, "job_id", "job_", Job.State.QUEUED, "job", Job.ACTIVE_STATES)
 SANDBOX = Kind(pb.WORK_KIND_SANDBOX, Sandbox, "sandbox_id", "sbx_", Sandbox.State.PENDING, "sandbox")
 BUILD = Kind(pb.WORK_KIND_BUILD, Environment, "environment_id", "env_", Environment.State.BUILDING, "environment")
 # Interactive work first: a sandbox someone waits for, then builds, then the job queue.
@@ -165,6 +169,20 @@ def _wanted(kinds: Sequence[int]) -> list[Kind]:
     return [kind for kind in KINDS if (not kinds or kind.wire in kinds) and enabled.get(kind, True)]
 
 
+def _claimable(kind: Kind, namespaces: Sequence[str] = ()):
+    """The next waiting work of `kind`, locked (skipping rows other runners hold locked)."""
+    queryset = kind.model.objects.select_for_update(skip_locked=True, of=("self",)).select_related("namespace")
+    queryset = queryset.filter(state=kind.waiting, lease_expires_at__isnull=True)
+    if namespaces:
+        queryset = queryset.filter(namespace__name__in=namespaces)
+    return queryset.order_by("id")[:1]
+
+
+# Idle runners look every few seconds: compiling the queryset each time cost more than running
+# it (~1 ms of an idle AcquireWork's 3.5 ms). A runner limited to namespaces builds its own.
+_NEXT_WAITING = {kind: PrecompiledQuery(partial(_claimable, kind)) for kind in KINDS}
+
+
 @transaction.atomic
 def claim(principal: Principal, runner: Runner, wanted: Sequence[Kind]) -> pb.Work | None:
     """Leases the oldest waiting work of the wanted kinds in the runner's namespaces.
@@ -172,13 +190,12 @@ def claim(principal: Principal, runner: Runner, wanted: Sequence[Kind]) -> pb.Wo
     PostgreSQL: FOR UPDATE SKIP LOCKED, so concurrent runners each take a different row.
     SQLite: the transaction takes the database's write lock first (transaction_mode IMMEDIATE)."""
     for kind in wanted:
-        queryset = kind.model.objects.select_for_update(skip_locked=True, of=("self",)).select_related("namespace")
-        queryset = queryset.filter(state=kind.waiting, lease_expires_at__isnull=True)
         if runner.namespaces:
-            queryset = queryset.filter(namespace__name__in=runner.namespaces)
-        row = queryset.order_by("id").first()
-        if row is not None:
-            return _lease(principal, runner, kind, row)
+            found = list(_claimable(kind, runner.namespaces))
+        else:
+            found = _NEXT_WAITING[kind].objects(router.db_for_write(kind.model))
+        if found:
+            return _lease(principal, runner, kind, found[0])
     return None
 
 
@@ -558,11 +575,15 @@ def reap_expired(*, principal: Principal, limit: int = REAP_BATCH) -> int:
     """Loses up to `limit` expired leases of each kind; how many were lost."""
     lost = 0
     for kind in KINDS:
+        overdue = kind.model.objects.filter(lease_expires_at__lt=timezone.now())
+        if kind.leased_in:
+            overdue = overdue.filter(state__in=kind.leased_in)
+        if not overdue.exists():  # the usual answer: one indexed look, no transaction
+            continue
         with transaction.atomic():
             rows = (
-                kind.model.objects.select_for_update(skip_locked=True, of=("self",))
+                overdue.select_for_update(skip_locked=True, of=("self",))
                 .select_related("namespace")
-                .filter(lease_expires_at__lt=timezone.now())
                 .order_by("lease_expires_at")[:limit]
             )
             expired = 0
