@@ -10,6 +10,7 @@ follows the model) and then executed with the digest as its only parameter
 from __future__ import annotations
 
 import hmac
+import time
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import NamedTuple
@@ -146,11 +147,24 @@ def _principal(kind: str, key_id: str, role, namespace_name: str, workspace_scop
     )
 
 
+_touched: dict[str, float] = {}  # key_id → when this process last wrote its last_used (monotonic)
+
+
 def _touch(key: KeyRecord, now) -> None:
-    """Writes last_used at most once per resolution window, not on every request."""
-    window = timedelta(seconds=settings.API_KEY_LAST_USED_RESOLUTION_SECONDS)
+    """Writes last_used at most once per resolution window, not on every request: the row's
+    own value decides (a key just used elsewhere is not written), and so does this process's
+    memo, since a cached record keeps the last_used_at it was read with (writing only
+    last_used_at does not evict it: apikeys migration 0007)."""
+    seconds = settings.API_KEY_LAST_USED_RESOLUTION_SECONDS
+    window = timedelta(seconds=seconds)
     if key.last_used_at is not None and now - key.last_used_at < window:
         return
+    monotonic = time.monotonic()
+    if monotonic - _touched.get(key.key_id, float("-inf")) < seconds:
+        return
+    if len(_touched) >= settings.API_KEY_CACHE_SIZE:
+        _touched.clear()
+    _touched[key.key_id] = monotonic
     # The filter makes concurrent requests race to a single write.
     stale = ApiKey.objects.filter(pk=key.pk, last_used_at__isnull=True) | ApiKey.objects.filter(
         pk=key.pk, last_used_at__lt=now - window

@@ -4,9 +4,9 @@ Authentication runs on every call and its key lookup is a whole database round t
 resolved keys (digest → KeyRecord, never the plaintext) are kept in memory. A revoked key
 must be refused at once in every worker process, so a TTL alone would not do:
 
-- a trigger on the key table (migration 0005) sends the row's digest on CHANNEL after every
-  UPDATE or DELETE, whatever wrote it (services, console, raw SQL, a namespace's cascade),
-  and FLUSH after a TRUNCATE;
+- triggers on the key table (migrations 0005, 0007) send the row's digest on CHANNEL after
+  every DELETE and every UPDATE that changes more than last_used_at, whatever wrote it
+  (services, console, raw SQL, a namespace's cascade), and FLUSH after a TRUNCATE;
 - each process's NOTIFY listener (controlplane.notify: one thread and connection, started on
   first use, i.e. after gunicorn's fork) delivers them here; the cache evicts what it is told;
 - fail closed: the cache answers only while that connection is listening; when it drops,

@@ -117,6 +117,19 @@ def test_every_write_path_invalidates(namespace, make_key, write):
     assert refused(token)
 
 
+def test_writing_last_used_keeps_the_key_cached(namespace, make_key):
+    # Every key in use has last_used written about once a minute: that alone announces nothing
+    # (apikeys migration 0007). Any other change still is.
+    token = cached_token(make_key)
+    ApiKey.objects.update(last_used_at=timezone.now() - timezone.timedelta(hours=1))
+    time.sleep(0.2)  # a NOTIFY, were one sent, would have arrived
+    # SQLite has no cache: the lookup (this process wrote last_used within the window).
+    expected = 0 if connection.vendor == "postgresql" else 1
+    assert queries_of(lambda: ApiKeyAuthenticator().authenticate(token)) == expected
+    ApiKey.objects.update(role=Role.ADMIN)
+    wait_for(lambda: ApiKeyAuthenticator().authenticate(token).admin, timeout=2.0)
+
+
 def test_unknown_keys_are_not_cached_and_the_size_is_bounded(namespace, make_key, settings):
     settings.API_KEY_CACHE_SIZE = 2
     tokens = [cached_token(make_key) for _ in range(3)]

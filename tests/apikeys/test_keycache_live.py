@@ -88,10 +88,10 @@ def _served_from_cache_without_the_trigger(port: int, token: str) -> bool:
     for _ in range(20):
         assert call(port, "GetNamespace", {"namespace": "team-a"}, token) == 200
     with connection.cursor() as cursor:
-        cursor.execute("ALTER TABLE apikeys_apikey DISABLE TRIGGER apikeys_apikey_notify_row")
+        cursor.execute("ALTER TABLE apikeys_apikey DISABLE TRIGGER apikeys_apikey_notify_update")
         try:
             cursor.execute("UPDATE apikeys_apikey SET revoked_at = CURRENT_TIMESTAMP WHERE revoked_at IS NULL")
             statuses = [call(port, "GetNamespace", {"namespace": "team-a"}, token) for _ in range(10)]
         finally:
-            cursor.execute("ALTER TABLE apikeys_apikey ENABLE TRIGGER apikeys_apikey_notify_row")
+            cursor.execute("ALTER TABLE apikeys_apikey ENABLE TRIGGER apikeys_apikey_notify_update")
     return 200 in statuses
