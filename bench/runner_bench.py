@@ -184,8 +184,12 @@ def measure_gunicorn(report: Report, runner_key, token, job_id, iterations, runn
         failures: list[str] = []
 
         def idle(key):
-            while time.monotonic() < stop_at:
-                wait = max(0, min(20, int(stop_at - time.monotonic())))
+            while True:
+                # As cprunner does, every call a long poll; none starts with under a second left
+                # (a wait of 0 answers at once: the window's last second was a busy loop of them).
+                wait = min(20, int(stop_at - time.monotonic()))
+                if wait < 1:
+                    return
                 status, answer = post(service.port, ACQUIRE, key, {"kinds": ["WORK_KIND_JOB"], "waitSeconds": wait})
                 if status != 200 or b'"work"' in answer:
                     failures.append(f"{status} {answer[:200]!r}")
