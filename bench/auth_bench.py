@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import connect_caller, production_like_environment, throwaway_database  # noqa: E402
+from bench.harness import connect_caller, percentile, production_like_environment, throwaway_database  # noqa: E402
 
 PROCEDURE = "/containers.api.v1.NamespaceService/GetNamespace"
 GET_JOB = "/containers.api.v1.JobService/GetJob"
@@ -68,11 +68,6 @@ def parse_args(argv):
 
 def micros(ns: float) -> float:
     return ns / 1000
-
-
-def percentile(samples: list[int], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 class Report:

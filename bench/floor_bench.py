@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from bench.harness import (  # noqa: E402
     StatStatements,
     connect_caller,
+    percentile,
     production_like_environment,
     throwaway_database,
     wsgi_caller,
@@ -62,11 +63,6 @@ def parse_args(argv):
     parser.add_argument("--filler-keys", type=int, default=2000, help="other API keys in the table")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     return parser.parse_args(argv)
-
-
-def percentile(samples: list[int], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def interleaved(calls: dict, count: int) -> dict[str, list[int]]:

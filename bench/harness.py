@@ -164,3 +164,9 @@ class StatStatements:
         )
 
     _DATABASE = "SELECT oid FROM pg_database WHERE datname = current_database()"
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    """The sample at `fraction` of the sorted samples (0.5: the median's upper neighbour)."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import connect_caller, production_like_environment, throwaway_database  # noqa: E402
+from bench.harness import connect_caller, percentile, production_like_environment, throwaway_database  # noqa: E402
 
 PROCEDURE = "/containers.api.v1.NamespaceService/GetNamespace"
 NAMESPACE = "bench"
@@ -184,11 +184,6 @@ def measure(call, switch: Switch, iterations: int, blocks: int) -> tuple[dict, d
         for name in CONFIGURATIONS:
             paired[name].append(statistics.median(block[name]) / statistics.median(block["off"]))
     return samples, cpu, paired, process
-
-
-def percentile(samples: list[int], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import connect_caller, production_like_environment, wsgi_caller  # noqa: E402
+from bench.harness import connect_caller, percentile, production_like_environment, wsgi_caller  # noqa: E402
 
 NAMESPACE, BUCKET = "bench", "million"
 GET_NAMESPACE = "/containers.api.v1.NamespaceService/GetNamespace"
@@ -226,11 +226,6 @@ def measure(ours, drf, runs: int, warmup: int) -> dict:
     figures["queries"] = (queries_of(ours), queries_of(drf))
     figures["bytes"] = (len(ours()[1]), len(drf()[1]))
     return figures
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def print_table(results: dict[str, dict]) -> None:

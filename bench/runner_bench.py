@@ -41,8 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.auth_bench import Report, database_work, micros, percentile, timed_side_by_side  # noqa: E402
-from bench.harness import connect_caller, production_like_environment, throwaway_database  # noqa: E402
+from bench.auth_bench import Report, database_work, micros, timed_side_by_side  # noqa: E402
+from bench.harness import connect_caller, percentile, production_like_environment, throwaway_database  # noqa: E402
 from bench.runner_podman import DISPATCH_GOAL, THROUGHPUT_GOAL, measure_podman  # noqa: E402
 
 HEARTBEAT = "/containers.runtime.v1.RunnerService/Heartbeat"

@@ -111,7 +111,7 @@ def measure_podman(report, samples: int, jobs: int, concurrency: int) -> tuple[f
     from django.db import connection
 
     from apikeys.services import issue_api_key
-    from bench.auth_bench import percentile
+    from bench.harness import percentile
     from controlplane.auth import Principal, Role
     from namespaces.services import create_namespace
     from runners.services import issue_runner

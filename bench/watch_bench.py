@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import production_like_environment, throwaway_database  # noqa: E402
+from bench.harness import percentile, production_like_environment, throwaway_database  # noqa: E402
 
 NAMESPACE = "bench"
 P50_GOAL_MS = 50.0
@@ -50,11 +50,6 @@ def parse_args(argv):
     parser.add_argument("--budget-mb", type=float, default=512.0, help="memory budget of one worker, for capacity")
     parser.add_argument("--allow-sqlite", action="store_true", help="run on SQLite anyway (it polls; not comparable)")
     return parser.parse_args(argv)
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def rss_mb(pid: int) -> float:
