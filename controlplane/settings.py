@@ -330,9 +330,8 @@ AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
 # API keys: last-used is written at most this often per key.
 API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)
 # Resolved API keys are cached per process on PostgreSQL, evicted at once by NOTIFY when a key
-# changes (apikeys.keycache); the lifetime is only a safety net. 0 turns the cache off.
-# A safety net only: NOTIFY evicts a changed key at once (apikeys/keycache.py). Longer than the
-# runners' heartbeat interval, so a runner's heartbeat finds its key cached.
+# changes (apikeys.keycache); the lifetime is only a safety net, longer than the runners'
+# heartbeat interval so that a heartbeat finds its key cached. 0 turns the cache off.
 API_KEY_CACHE_SECONDS = env.int("API_KEY_CACHE_SECONDS", default=60)
 API_KEY_CACHE_SIZE = env.int("API_KEY_CACHE_SIZE", default=10000)
 # A revocation answers once every process's key cache has applied it, or after this (logged).

@@ -16,7 +16,8 @@ class Runner(models.Model):
     version = models.CharField(max_length=200, blank=True, editable=False, help_text="what the runner says it is")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     created_by = models.CharField(max_length=300, blank=True, editable=False)
-    # Written at most every RUNNER_LAST_SEEN_RESOLUTION_SECONDS per process (services.note_seen).
+    # Written at most every RUNNER_LAST_SEEN_RESOLUTION_SECONDS: by a Heartbeat's own statement
+    # (PostgreSQL), else per process by leases.note_seen.
     last_seen_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:

@@ -3,8 +3,9 @@ RPC, its metrics.
 
 `ObservabilityMiddleware` comes first in MIDDLEWARE, so everything after it (shedding,
 authentication, the RPC view) runs inside the observation; the RPC layer fills in what only
-it knows (`note_rpc`, interceptors.py). The per-request work is a handful of attribute
-writes and, at the end, `finish` (the log line is written off the request's thread).
+it knows (`note_rpc`, rpc/observing.py). The per-request work is a handful of attribute
+writes and, at the end, `finish` (the metrics, and the log line: straight to the stream of
+LOG_FORMAT=json's console handler when that is its only handler, see logs.write_request_line).
 """
 
 from __future__ import annotations
