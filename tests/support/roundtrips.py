@@ -2,8 +2,10 @@
 
 CaptureQueriesContext lists the statements Django's cursors run, but not the BEGIN and
 COMMIT that transaction.atomic() makes psycopg send. So on PostgreSQL this reads libpq's
-own protocol trace of the connection: every message that went over the wire, and one
-ReadyForQuery from the server per round trip. On SQLite, which has no round trips, it
+own protocol trace of the connection: every message that went over the wire. A round trip
+is the client sending and then reading the server's answer: each run of client messages
+followed by one from the server (so a pipeline's Flush and its Sync sent apart are two,
+although the server sends one ReadyForQuery). On SQLite, which has no round trips, it
 records the statements and whether each ran inside a transaction of the real connection.
 """
 
@@ -22,7 +24,9 @@ class RoundTrips:
     def __init__(self):
         self.statements: list[tuple[str, bool]] = []  # (SQL, inside a transaction)
         self.sent: list[str] = []  # PostgreSQL: each query's text as sent, BEGIN/COMMIT included
-        self.round_trips = 0  # PostgreSQL: server ReadyForQuery messages
+        self.client_messages: list[str] = []  # PostgreSQL: the type of each message sent (Bind, Sync...)
+        self.client_messages: list[str] = []  # PostgreSQL: the type of each message sent (Bind, Sync...)
+        self.round_trips = 0  # PostgreSQL: exchanges (client messages, then the server's answer)
         self._traced: dict[int, object] = {}
 
     def __enter__(self) -> RoundTrips:
@@ -74,9 +78,14 @@ class RoundTrips:
         self._traced[id(pg)] = pg
 
     def _parse(self, trace: str) -> None:
+        sending = False
         for line in trace.splitlines():
-            if line.startswith("B\t") and "\tReadyForQuery\t" in line:
+            if line.startswith("F\t"):
+                sending = True
+                self.client_messages.append(line.split("\t", 3)[2])
+            elif line.startswith("B\t") and sending:
                 self.round_trips += 1
+                sending = False
             match = _SENT.match(line)
             if match:
                 self.sent.append(match.group(2))
