@@ -66,7 +66,10 @@ class JsonCodec(Codec):
         entry = _prepared_for(message)
         if entry is not None:
             return orjson.dumps(entry.obj)
-        return json.dumps(json_format.MessageToDict(message), separators=(",", ":")).encode()
+        # orjson: compact like json.dumps(separators=...), but non-ASCII written as UTF-8, not
+        # escaped (equal JSON); MessageToDict leaves it only strings, numbers, bools, lists and
+        # objects with string keys (64-bit integers and special floats become strings).
+        return orjson.dumps(json_format.MessageToDict(message))
 
     def decode(self, data: bytes | bytearray, message_class: type[Message]) -> Message:
         message = message_class()
