@@ -25,15 +25,13 @@ class RoundTrips:
         self.statements: list[tuple[str, bool]] = []  # (SQL, inside a transaction)
         self.sent: list[str] = []  # PostgreSQL: each query's text as sent, BEGIN/COMMIT included
         self.client_messages: list[str] = []  # PostgreSQL: the type of each message sent (Bind, Sync...)
-        self.client_messages: list[str] = []  # PostgreSQL: the type of each message sent (Bind, Sync...)
         self.round_trips = 0  # PostgreSQL: exchanges (client messages, then the server's answer)
-        self._traced: dict[int, object] = {}
+        self._traced: dict[int, tuple[object, object]] = {}  # id → (connection, its trace file)
 
     def __enter__(self) -> RoundTrips:
         self._wrapper = connection.execute_wrapper(self._record)
         self._wrapper.__enter__()
         if connection.vendor == "postgresql":
-            self._trace_file = tempfile.TemporaryFile("w+")
             connection_created.connect(self._on_connect)
             if connection.connection is not None:
                 self._trace(connection.connection)
@@ -44,12 +42,12 @@ class RoundTrips:
         if connection.vendor != "postgresql":
             return
         connection_created.disconnect(self._on_connect)
-        for pg in self._traced.values():
+        for pg, trace_file in self._traced.values():
             if not pg.closed:
                 pg.pgconn.untrace()
-        self._trace_file.seek(0)
-        self._parse(self._trace_file.read())
-        self._trace_file.close()
+            trace_file.seek(0)
+            self._parse(trace_file.read())
+            trace_file.close()
 
     @property
     def transactions(self) -> int:
@@ -72,10 +70,12 @@ class RoundTrips:
             return
         from psycopg import pq
 
-        self._trace_file.flush()
-        pg.pgconn.trace(self._trace_file.fileno())
+        # A file per connection: libpq buffers each trace on its own, so the lines of two
+        # connections (a pool's) sharing a file would interleave out of order.
+        trace_file = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed in __exit__
+        pg.pgconn.trace(trace_file.fileno())
         pg.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
-        self._traced[id(pg)] = pg
+        self._traced[id(pg)] = (pg, trace_file)
 
     def _parse(self, trace: str) -> None:
         sending = False
