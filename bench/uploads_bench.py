@@ -128,7 +128,7 @@ def main() -> None:
     print(f"{'first page / floor':<44} {first / floor:17.2f}x")
 
     # Where the page's time goes besides the database: its rows to proto3 JSON objects
-    # (records_json), and those to bytes (the JSON codec's orjson).
+    # (rows_to_json), and those to bytes (the JSON codec's orjson).
     print(f"\n{'first page (50): encoder path, per page':<44} {'p50 µs':>8} {'/ page':>8}")
     encoder = encoder_path(lambda: cases[FIRST](), args.runs * 2)
     for name, micros in encoder.items():
@@ -172,9 +172,9 @@ def main() -> None:
 def encoder_path(call, count: int) -> dict[str, float]:
     """Median µs per call spent building the page's JSON objects and encoding them."""
     from controlplane.rpc.codecs import JsonCodec
-    from uploads import listing
+    from uploads.read import listing
 
-    spent = {"rows to JSON objects (records_json.record)": [], "objects to bytes (JsonCodec.encode)": []}
+    spent = {"rows to JSON objects (rows_to_json.record)": [], "objects to bytes (JsonCodec.encode)": []}
     record, encode = listing.record, JsonCodec.encode
     per_call = {}
 
