@@ -48,3 +48,18 @@ def test_every_series_is_recorded_or_exported():
     exported = {family.name + suffix for family in families for suffix in SUFFIXES.get(family.type, ("",))}
     used = {name for expr in expressions() for name in SERIES.findall(expr)}
     assert used and used <= recorded | exported, used - recorded - exported
+
+
+@pytest.mark.django_db
+def test_database_gauges_are_not_summed_over_replicas():
+    # Scrape-time gauges are read from the database: every replica reports the same figure, so
+    # a sum over instances counts each job once per replica. max (by label) is the figure.
+    from_database = {family.name for c in scrape_time_collectors() for family in c.collect() if family.type == "gauge"}
+    assert {"controlplane_jobs", "controlplane_work_queued"} <= from_database
+    summed = [
+        expr
+        for expr in expressions()
+        for name in from_database
+        if re.search(rf"\b(sum|count)\s*(by\s*\([^)]*\)\s*)?\(\s*{name}\b", expr)
+    ]
+    assert summed == [], summed
