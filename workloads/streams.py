@@ -34,16 +34,20 @@ _TYPES = {JobEvent.Type.ADDED: pb.WATCH_EVENT_TYPE_ADDED, JobEvent.Type.MODIFIED
 
 
 def watch_jobs(
-    *, reader: Callable[[], Principal], namespace: str, resume_token: str, stream: Stream
+    *, reader: Callable[[], Principal], namespace: str, resume_token: str, stream: Stream, job_id: str = ""
 ) -> Iterator[pb.WatchJobsResponse]:
+    """`job_id`: only that job's events. The stream still reads (and shares) the namespace's
+    change log and keeps the namespace's position, so its tokens work for either kind of watch."""
     ns = _namespace(namespace)
+    if job_id and not Job.objects.filter(namespace=ns, job_id=job_id).exists():
+        raise Error.not_found(f"job {job_id!r} not found in namespace {ns.name!r}")
     waker = signal.signal_for(signal.JOBS)
     key = job_events.namespace_key(ns.pk)
     with _interest(waker, key):
         if resume_token:
             after = _resume_position(ns, resume_token)
         else:
-            after = yield from _initial_state(ns, reader())
+            after = yield from _initial_state(ns, reader(), job_id)
             stream.sent()
         while True:
             ticket = waker.ticket(key) if waker else 0
@@ -51,13 +55,16 @@ def watch_jobs(
             load = partial(_events_after, ns, after, with_env=with_env)
             # Without NOTIFY (no tickets) each stream reads for itself.
             events = shared_reads.read((ns.pk, with_env), after, ticket, load) if waker else load()
+            sent = False
             for seq, kind, job in events:
                 after = seq
-                yield pb.WatchJobsResponse(type=_TYPES[kind], job=job, resume_token=str(seq))
-            if events:
+                if not job_id or job.job_id == job_id:
+                    yield pb.WatchJobsResponse(type=_TYPES[kind], job=job, resume_token=str(seq))
+                    sent = True
+            if sent:
                 stream.sent()
-                if len(events) == BATCH:
-                    continue  # more may be waiting: read on before sleeping
+            if len(events) == BATCH:
+                continue  # more may be waiting: read on before sleeping
             if stream.over():
                 return
             if stream.keepalive_due():
@@ -147,8 +154,9 @@ def _namespace(name: str) -> Namespace:
     return ns
 
 
-def _initial_state(ns: Namespace, reader: Principal) -> Iterator[pb.WatchJobsResponse]:
-    """One ADDED per job, then a BOOKMARK; returns the position the changes continue from.
+def _initial_state(ns: Namespace, reader: Principal, job_id: str = "") -> Iterator[pb.WatchJobsResponse]:
+    """One ADDED per job (or for `job_id` only), then a BOOKMARK; returns the position the
+    changes continue from.
 
     The jobs and the position are read in one snapshot (REPEATABLE READ on PostgreSQL; a
     SQLite transaction is one), so no change is both in the list and after the position."""
@@ -162,6 +170,8 @@ def _initial_state(ns: Namespace, reader: Principal) -> Iterator[pb.WatchJobsRes
         after_id = 0
         while True:
             jobs = Job.objects.filter(namespace=ns, id__gt=after_id).select_related("namespace")
+            if job_id:
+                jobs = jobs.filter(job_id=job_id)
             page = list(jobs.order_by("id")[:BATCH])
             for job in page:
                 yield pb.WatchJobsResponse(type=pb.WATCH_EVENT_TYPE_ADDED, job=job_to_proto(job, reader))

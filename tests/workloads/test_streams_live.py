@@ -31,13 +31,13 @@ QUEUED, RUNNING, SUCCEEDED, FAILED = (
 )
 
 
-def run_job(jobs_api, key, **fields) -> jpb.Job:
-    request = jpb.RunJobRequest(namespace="team-a", image="busybox", **fields)
+def run_job(jobs_api, key, namespace: str = "team-a", **fields) -> jpb.Job:
+    request = jpb.RunJobRequest(namespace=namespace, image="busybox", **fields)
     return jobs_api.run_job(request, headers=bearer(key)).job
 
 
-def watch(jobs_api, key, token: str = "", namespace: str = "team-a", **kwargs) -> Collector:
-    request = jpb.WatchJobsRequest(namespace=namespace, resume_token=token)
+def watch(jobs_api, key, token: str = "", namespace: str = "team-a", job_id: str = "", **kwargs) -> Collector:
+    request = jpb.WatchJobsRequest(namespace=namespace, resume_token=token, job_id=job_id)
     return Collector(jobs_api.watch_jobs(request, headers=bearer(key)), **kwargs)
 
 
@@ -101,6 +101,34 @@ def test_resume_after_a_drop_loses_and_repeats_nothing(jobs_api, runner, namespa
     # The same again from the very first token: the whole history since that bookmark.
     replay = watch(jobs_api, operator, token=token)
     assert changes(replay.take_until(lambda m: (m.job.job_id, m.job.state) == (jobs[-1].job_id, SUCCEEDED))) == expected
+
+
+def test_a_watch_of_one_job_lists_and_streams_only_that_job(jobs_api, runner, namespace, other_namespace, make_key):
+    operator = make_key("team-a", Role.OPERATOR)
+    other = run_job(jobs_api, operator)
+    job = run_job(jobs_api, operator)
+    watcher = watch(jobs_api, operator, job_id=job.job_id)
+    initial = watcher.take_until(is_bookmark)
+    assert [(m.type, m.job.job_id) for m in initial[:-1]] == [(ADDED, job.job_id)]  # not `other`
+    run_job(jobs_api, operator)  # a third: created after the bookmark, not this watch's either
+    for _ in range(3):
+        runner.finish(runner.acquire(), rpb.RESULT_EXITED, exit_code=0)  # other, job, the third
+    seen = watcher.take_until(lambda m: m.job.state == SUCCEEDED)
+    assert changes(seen) == [(job.job_id, RUNNING), (job.job_id, SUCCEEDED)]
+
+    # Its tokens are the namespace's positions: a whole watch resumed from one goes on from there.
+    everything = watch(jobs_api, operator, token=initial[-1].resume_token)
+    rest = everything.take_until(lambda m: m.job.job_id != other.job_id and m.job.job_id != job.job_id
+                                 and m.job.state == SUCCEEDED)  # fmt: skip
+    assert (other.job_id, RUNNING) in changes(rest) and (job.job_id, SUCCEEDED) in changes(rest)
+
+    # Another namespace's job, or none at all: not_found, not its events.
+    outsider_job = run_job(jobs_api, make_key("team-b", Role.OPERATOR), namespace="team-b")
+    for job_id in (outsider_job.job_id, "job_00000000000000000000"):
+        refused = watch(jobs_api, operator, job_id=job_id)
+        refused.wait()
+        assert refused.error is not None and refused.error.code.value == "not_found", job_id
+        assert refused.messages.empty()
 
 
 def _drain(collector: Collector) -> list:

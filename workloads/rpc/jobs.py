@@ -59,6 +59,7 @@ class JobService(Service, JobServiceSync):
             namespace=request.namespace,
             resume_token=request.resume_token,
             stream=Stream(ctx),
+            job_id=request.job_id,
         )
 
     @rpc(permission=viewer(Job))

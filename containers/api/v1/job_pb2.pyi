@@ -170,12 +170,14 @@ class GetJobLogsResponse(_message.Message):
     def __init__(self, data: _Optional[str] = ..., next_offset: _Optional[int] = ..., complete: _Optional[bool] = ..., first_offset: _Optional[int] = ...) -> None: ...
 
 class WatchJobsRequest(_message.Message):
-    __slots__ = ("namespace", "resume_token")
+    __slots__ = ("namespace", "resume_token", "job_id")
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
     namespace: str
     resume_token: str
-    def __init__(self, namespace: _Optional[str] = ..., resume_token: _Optional[str] = ...) -> None: ...
+    job_id: str
+    def __init__(self, namespace: _Optional[str] = ..., resume_token: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
 
 class WatchJobsResponse(_message.Message):
     __slots__ = ("type", "job", "resume_token")

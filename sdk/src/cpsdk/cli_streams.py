@@ -55,7 +55,9 @@ def wait(client, job, json_mode: bool):
     Otherwise it is printed here and cpctl exits with the job's exit code (1 without one)."""
     final = job
     if job.state not in ENDED:
-        for event in client.jobs.watch():
+        # Its own events only: a namespace's whole watch would first list every job in it.
+        # (Checked here too: a server older than the filter sends the namespace's.)
+        for event in client.jobs.watch(job_id=job.job_id):
             if event.job.job_id == job.job_id and event.job.state in ENDED:
                 final = event.job
                 break

@@ -57,18 +57,19 @@ class Jobs(_Resource):
         complete once the job has ended and all was read)."""
         return self._call("GetJobLogs", job_pb2.GetJobLogsRequest(job_id=job_id, offset=offset))
 
-    def watch(self, resume_token: str = "", *, bookmarks: bool = False):
+    def watch(self, resume_token: str = "", *, bookmarks: bool = False, job_id: str = ""):
         """Every change of the namespace's jobs, as it happens (`kubectl get -w`): an iterator
         (async iterator on AsyncClient) of WatchJobsResponse, which never ends by itself.
+        `job_id`: only that job's (`kubectl get -w NAME`).
 
-        Without `resume_token` it starts with one ADDED event per job. It resumes by itself,
-        from the last event's token, when the server ends the stream (STREAM_MAX_SECONDS) or
-        it fails `unavailable`. A token too old for the server's change log raises
-        `cpsdk.errors.OutOfRange`: watch again without one. `bookmarks`: also yield the
-        BOOKMARK events (a job-less position to resume from, sent while nothing changes)."""
+        Without `resume_token` it starts with one ADDED event per job (or for that one job).
+        It resumes by itself, from the last event's token, when the server ends the stream
+        (STREAM_MAX_SECONDS) or it fails `unavailable`. A token too old for the server's change
+        log raises `cpsdk.errors.OutOfRange`: watch again without one. `bookmarks`: also yield
+        the BOOKMARK events (a job-less position to resume from, sent while nothing changes)."""
         return self._stream(
             "WatchJobs",
-            job_pb2.WatchJobsRequest(resume_token=resume_token),
+            job_pb2.WatchJobsRequest(resume_token=resume_token, job_id=job_id),
             Resume(
                 advance=_past_event,
                 keep=lambda event: bookmarks or event.type != job_pb2.WATCH_EVENT_TYPE_BOOKMARK,
