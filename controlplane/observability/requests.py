@@ -95,12 +95,42 @@ class ObservabilityMiddleware:
         finally:
             _observation.reset(token)
         response[REQUEST_ID_HEADER] = observation.request_id
-        finish(observation, request, response)
+        if response.streaming and observation.service and not response.is_async:
+            # An RPC's server stream runs after this returns, as the server sends it: observed to
+            # its end, so its code, duration, statements and bytes are the whole stream's. (Other
+            # streaming responses, files among them, keep their own iterators.)
+            response.streaming_content = _observed(response.streaming_content, observation, request, response)
+        else:
+            finish(observation, request, response)
         return response
 
 
-def note_rpc(service: str, method: str, request_bytes: int, response_bytes: int) -> None:
-    """Called by the RPC view for a served procedure: its metrics are recorded at the end."""
+_END = object()
+
+
+def _observed(chunks, observation: Observation, request, response):
+    ended = False
+    try:
+        while True:
+            token = _observation.set(observation)
+            try:
+                chunk = next(chunks, _END)
+            finally:
+                _observation.reset(token)
+            if chunk is _END:
+                ended = True
+                return
+            observation.response_bytes += len(chunk)
+            yield chunk
+    finally:
+        if not ended and not observation.code:
+            observation.code = "canceled"  # the client went away (or the server stopped sending)
+        finish(observation, request, response)
+
+
+def note_rpc(service: str, method: str, request_bytes: int, response_bytes: int = 0) -> None:
+    """Called by the RPC view for a served procedure: its metrics are recorded at the end (a
+    server stream's when it ends, its bytes counted as they are sent)."""
     observation = _observation.get()
     if observation is not None:
         observation.service, observation.method = service, method

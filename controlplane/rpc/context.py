@@ -67,6 +67,12 @@ def call_of(ctx: RequestContext) -> Call:
     return getattr(ctx, _ATTRIBUTE)
 
 
+def bound_call(ctx: RequestContext) -> Call | None:
+    """The call Authenticate bound to `ctx`, if it got that far. Unlike current_call(), also
+    while a server stream is being sent, after the view has returned."""
+    return getattr(ctx, _ATTRIBUTE, None)
+
+
 def principal_of(ctx: RequestContext) -> Principal:
     return call_of(ctx).principal
 

@@ -30,9 +30,9 @@ class RecordOutcome:
             observation.code = "ok"
         else:
             observation.code = error.code.value if isinstance(error, ConnectError) else "unknown"
-        call = context.current_call()
-        principal = call.principal  # None: Authenticate refused the call
-        observation.namespace = getattr(call.request, "namespace", "")  # None: never decoded
+        call = context.bound_call(ctx)
+        principal = call.principal if call is not None else None  # None: Authenticate refused the call
+        observation.namespace = getattr(call and call.request, "namespace", "")  # None: never decoded
         observation.principal = principal.describe() if principal is not None else "anonymous"
         if tracing.enabled():
             _annotate_span(ctx, observation, principal)

@@ -78,6 +78,8 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
     elif streams_out:
         response = StreamingHttpResponse(chunks, status=started["status"])
         response["X-Accel-Buffering"] = "no"  # nginx passes each message on as it comes
+        if served is not None:
+            note_rpc(service, method, body.limit - body.remaining)
     else:
         response = HttpResponse(content, status=started["status"])
         if f"{service}/{method}" in registry.methods:  # a served procedure: a bounded label

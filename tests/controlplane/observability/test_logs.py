@@ -11,10 +11,13 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection
 
-from controlplane.auth import Role
+from controlplane.auth import Principal, Role
 from controlplane.observability import logs
 from controlplane.observability.requests import request_id
+from tests.support.streams import stream_call
 from tests.support.testing_service import PATH, TESTING_SERVICE
+from workloads.models import Job
+from workloads.services.jobs import run_job
 
 COOKIE = "cp_session=cookie-value-that-must-not-be-logged"
 
@@ -170,3 +173,17 @@ def test_log_times_are_what_datetime_writes(created):
     expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     assert logs.rfc3339(created) == expected
     assert logs.rfc3339(created) == expected  # the second, from the memo of the second
+
+
+@pytest.mark.django_db(transaction=True)  # a finished stream closes its connection, as at a request's end
+def test_a_server_stream_is_logged_once_when_it_ends_with_its_code_and_bytes(json_lines, client, admin_key):
+    job = run_job(actor=Principal.system(), namespace="team-a", image="busybox")
+    Job.objects.filter(pk=job.pk).update(state=Job.State.SUCCEEDED)
+    response, received = stream_call(client, "containers.api.v1.JobService/FollowJobLogs", {"jobId": job.job_id},
+                                     admin_key)  # fmt: skip
+    (line,) = [line for line in json_lines() if line["logger"] == "controlplane.request"]
+    assert line["request_id"] == response["X-Request-Id"]
+    assert line["procedure"] == "containers.api.v1.JobService/FollowJobLogs"
+    assert (line["code"], line["status"]) == ("ok", 200)
+    assert line["response_bytes"] == len(received) > 0 and line["statements"] >= 2
+    assert line["principal"].startswith("api_key:key_")

@@ -9,6 +9,8 @@ from prometheus_client import REGISTRY
 
 from apikeys.keycache import KeyCache
 from controlplane.auth import Principal, Role
+from tests.support.streams import stream_call
+from workloads.models import Job
 from workloads.services.jobs import run_job
 
 TOKEN = "scrape-token-for-tests"
@@ -104,3 +106,35 @@ def test_key_cache_invalidations_are_counted():
     before = value("controlplane_apikey_cache_events_total", event="invalidation")
     KeyCache("default").evict("0" * 64)
     assert value("controlplane_apikey_cache_events_total", event="invalidation") == before + 1
+
+
+@pytest.mark.django_db(transaction=True)  # a finished stream closes its connection, as at a request's end
+def test_a_server_stream_is_counted_when_it_ends_with_its_code_and_bytes(client, namespace, admin_key):
+    job = run_job(actor=Principal.system(), namespace="team-a", image="busybox")
+    Job.objects.filter(pk=job.pk).update(state=Job.State.SUCCEEDED)  # ended, no output: the stream ends
+    logs = {"service": "containers.api.v1.JobService", "method": "FollowJobLogs"}
+    watch = {"service": "containers.api.v1.JobService", "method": "WatchJobs"}
+    before = {
+        code: value("rpc_server_requests_total", **labels, code=code)
+        for labels, code in ((logs, "ok"), (logs, "not_found"), (watch, "canceled"))
+    }
+    sent = value("rpc_server_response_size_bytes_sum", **logs)
+    statements = value("rpc_server_db_statements_sum", **logs)
+
+    response, received = stream_call(
+        client, "containers.api.v1.JobService/FollowJobLogs", {"jobId": job.job_id}, admin_key
+    )
+    assert response.status_code == 200 and b'"complete":true' in received
+    assert value("rpc_server_requests_total", **logs, code="ok") == before["ok"] + 1
+    assert value("rpc_server_response_size_bytes_sum", **logs) == sent + len(received)
+    assert value("rpc_server_db_statements_sum", **logs) >= statements + 2  # the job, read while sending
+
+    # An error the stream ends with is its code, though the HTTP status is 200.
+    unknown = {"jobId": "job_00000000000000000000"}
+    response, received = stream_call(client, "containers.api.v1.JobService/FollowJobLogs", unknown, admin_key)
+    assert response.status_code == 200 and b'"not_found"' in received
+    assert value("rpc_server_requests_total", **logs, code="not_found") == before["not_found"] + 1
+
+    # A watch never ends by itself: the client going away ends it, canceled.
+    stream_call(client, "containers.api.v1.JobService/WatchJobs", {"namespace": "team-a"}, admin_key, read_all=False)
+    assert value("rpc_server_requests_total", **watch, code="canceled") == before["canceled"] + 1
