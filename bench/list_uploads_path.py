@@ -51,7 +51,7 @@ SKIPPED = ("uploads.api.", "uploads.models", "uploads.migrations")
 # Not stops: anonymous code, constructors (dataclasses), and what the runtime does for every call
 # (opening it, binding it, the memo's scope).
 SKIPPED_FUNCTIONS = ("<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "__init__", "per_call")
-SKIPPED_FUNCTIONS += ("serving", "bind", "current_call", "call_of", "principal_of")
+SKIPPED_FUNCTIONS += ("serving", "bind", "current_call", "bound_call", "call_of", "principal_of")
 
 
 def main() -> None:
