@@ -82,7 +82,7 @@ def dispatch(request: HttpRequest, service: str, method: str) -> HttpResponse:
             note_rpc(service, method, body.limit - body.remaining)
     else:
         response = HttpResponse(content, status=started["status"])
-        if f"{service}/{method}" in registry.methods:  # a served procedure: a bounded label
+        if served is not None:  # a served procedure: a bounded label
             note_rpc(service, method, body.limit - body.remaining, len(content))
         if response.status_code >= 500:
             response._has_been_logged = True  # errors.to_connect_error logged it once already
