@@ -49,7 +49,7 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 10) -> None:
 
 
 class ServiceProcess:
-    """gunicorn controlplane.wsgi on 127.0.0.1:<free port>, with production-like settings."""
+    """gunicorn controlplane.wsgi (or `app`) on 127.0.0.1:<free port>, with production-like settings."""
 
     def __init__(
         self,
@@ -57,6 +57,7 @@ class ServiceProcess:
         workers: int = 2,
         port: int | None = None,
         args: tuple[str, ...] = (),
+        app: str = "controlplane.wsgi",
     ):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -76,6 +77,7 @@ class ServiceProcess:
         }
         self.workers = workers
         self.args = tuple(args)  # more gunicorn options, e.g. another worker class
+        self.app = app
         self.process: subprocess.Popen | None = None
 
     def start(self) -> ServiceProcess:
@@ -83,7 +85,7 @@ class ServiceProcess:
         log = open(self.log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
         self.process = subprocess.Popen(
             [
-                sys.executable, "-m", "gunicorn", "controlplane.wsgi",
+                sys.executable, "-m", "gunicorn", self.app,
                 "--bind", f"127.0.0.1:{self.port}",
                 "--workers", str(self.workers),
                 "--timeout", "60",

@@ -24,7 +24,7 @@ def test_bench_refuses_sqlite_by_default(tmp_path):
 
 
 def test_bench_prints_the_four_configurations_side_by_side(tmp_path):
-    result = run_bench(tmp_path, "--allow-sqlite", "--iterations", "40", "--blocks", "2")
+    result = run_bench(tmp_path, "--allow-sqlite", "--iterations", "40", "--blocks", "2", "--http-calls", "100")
     assert result.returncode in (0, 1), result.stderr
     out = result.stdout
     for name in ("off", "metrics", "metrics+logs", "metrics+logs+tracing"):
@@ -34,3 +34,11 @@ def test_bench_prints_the_four_configurations_side_by_side(tmp_path):
     assert spans >= 2.0
     assert re.search(r"^\[(PASS|FAIL)\] metrics\+logs: CPU p50 \d\.\d{3}x off \(paired\)", out, re.M)
     assert re.search(r"^\[(PASS|FAIL)\] metrics\+logs\+tracing: CPU p50 \d\.\d{3}x off \(paired\)", out, re.M)
+    # Over HTTP: the four gunicorn servers, each answering, with its worker's CPU per call.
+    http = out.split("over HTTP: gunicorn")[1]
+    row = r" +\d+\.\d +\d+\.\d +\d\.\d{3}x +\d+\.\d +\d\.\d{3}x$"
+    for name in ("off", "metrics", "metrics+logs", "metrics+logs+tracing"):
+        assert re.search(rf"^{re.escape(name)}{row}", http, re.M), out
+    verdict = r" over HTTP: p50 \d\.\d{3}x off \(paired\), [+-]\d"
+    for name in ("metrics+logs", "metrics+logs+tracing"):
+        assert re.search(rf"^\[(PASS|FAIL)\] {re.escape(name)}{verdict}", out, re.M)
