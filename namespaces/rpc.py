@@ -13,9 +13,10 @@ from containers.api.v1 import namespace_pb2 as pb
 from containers.api.v1.namespace_connect import NamespaceServiceSync, NamespaceServiceWSGIApplication
 from controlplane.errors import Error
 from controlplane.rpc import AdminOnly, Service, pagination, present_fields, principal_of, rpc
+from controlplane.rpc.codecs import prepared
 
 from . import selectors, services
-from .converters import namespace_to_proto
+from .converters import namespace_to_json, namespace_to_proto
 from .validation import validate_namespace_name
 
 ADMIN = AdminOnly()
@@ -46,7 +47,8 @@ class NamespaceService(Service, NamespaceServiceSync):
     @rpc(permission=ADMIN)
     def get_namespace(self, request, ctx):
         validate_namespace_name(request.namespace)
-        return namespace_to_proto(selectors.get_namespace(request.namespace))
+        namespace = selectors.get_namespace(request.namespace)
+        return prepared(pb.Namespace, namespace_to_json(namespace), lambda: namespace_to_proto(namespace))
 
     @rpc(permission=ADMIN)
     def list_namespaces(self, request, ctx):
@@ -56,7 +58,16 @@ class NamespaceService(Service, NamespaceServiceSync):
             fetch=lambda after, limit: selectors.list_namespaces(after=after or "", limit=limit),
             position_of=lambda namespace: namespace.name,
         )
-        return pb.ListNamespacesResponse(namespaces=[namespace_to_proto(ns) for ns in page], next_page_token=token)
+        obj = {"namespaces": [namespace_to_json(ns) for ns in page]} if page else {}
+        if token:
+            obj["nextPageToken"] = token
+        return prepared(
+            pb.ListNamespacesResponse,
+            obj,
+            lambda: pb.ListNamespacesResponse(
+                namespaces=[namespace_to_proto(ns) for ns in page], next_page_token=token
+            ),
+        )
 
     @rpc(permission=ADMIN)
     def update_namespace(self, request, ctx):

@@ -1,6 +1,8 @@
-"""Model → protobuf message conversion for containers resources."""
+"""Model → protobuf message conversion for containers resources; for the hot job reads also
+→ the message's proto3 JSON object directly (served through controlplane.rpc.codecs.prepared)."""
 
 from containers.api.v1 import egress_pb2, environment_pb2, job_pb2, sandbox_pb2, workspace_pb2
+from controlplane import protojson
 from controlplane.auth import Principal, Role
 from namespaces.converters import timestamp
 
@@ -13,6 +15,7 @@ _JOB_STATES = {
     Job.State.FAILED: job_pb2.JOB_STATE_FAILED,
     Job.State.CANCELLED: job_pb2.JOB_STATE_CANCELLED,
 }
+_JOB_STATE_NAMES = protojson.enum_names(job_pb2.JobState.DESCRIPTOR)
 _SANDBOX_STATES = {
     Sandbox.State.PENDING: sandbox_pb2.SANDBOX_STATE_PENDING,
     Sandbox.State.RUNNING: sandbox_pb2.SANDBOX_STATE_RUNNING,
@@ -37,7 +40,49 @@ _EVENT_KINDS = {
 
 
 def job_to_proto(job: Job, reader: Principal) -> job_pb2.Job:
-    return _job(job, job.env if may_read_env(reader, job.namespace.name) else dict.fromkeys(job.env, ""))
+    return _job(job, _visible_env(job, reader))
+
+
+def job_to_json(job: Job, reader: Principal) -> dict:
+    """json_format.MessageToDict(job_to_proto(job, reader)), without building the message:
+    fields in field-number order, defaults left out (exit_code is optional: 0 stays), enums by
+    name, RFC 3339 timestamps. tests/workloads/test_converters.py proves the two equal over
+    random jobs."""
+    out = {
+        key: value
+        for key, value in (
+            ("jobId", job.job_id),
+            ("namespace", job.namespace.name),
+            ("image", job.image),
+            ("command", list(job.command)),
+            ("env", _visible_env(job, reader)),
+            ("state", _JOB_STATE_NAMES[_JOB_STATES[job.state]]),
+            ("createTime", _moment(job.created_at)),
+            ("updateTime", _moment(job.updated_at)),
+            ("createdBy", job.created_by),
+        )
+        if value
+    }
+    if job.exit_code is not None:
+        out["exitCode"] = job.exit_code
+    for key, value in (
+        ("startTime", _moment(job.started_at)),
+        ("endTime", _moment(job.finished_at)),
+        ("attempt", job.attempt),
+        ("reason", job.reason),
+        ("timeoutSeconds", job.timeout_seconds),
+    ):
+        if value:
+            out[key] = value
+    return out
+
+
+def _visible_env(job: Job, reader: Principal) -> dict[str, str]:
+    return job.env if may_read_env(reader, job.namespace.name) else dict.fromkeys(job.env, "")
+
+
+def _moment(value) -> str | None:
+    return protojson.timestamp(value) if value is not None else None
 
 
 def may_read_env(reader: Principal, namespace: str) -> bool:

@@ -6,13 +6,14 @@ the body's top-level keys are recorded for UpdateNamespace's full-replace rule.
 
 A handler that already holds its response as the proto3 JSON object (`prepared`) skips
 building messages on the JSON path: the JSON codec serializes that object with orjson, and
-the binary codec parses it into the real message (json_format.ParseDict) only when a binary
-client asked.
+the binary codec builds the real message only when a binary client asked (with the handler's
+own builder, else json_format.ParseDict of the object).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
@@ -33,20 +34,24 @@ MAX_JSON_DEPTH = 64
 class Prepared:
     message: Message  # the placeholder the handler returned; held so its id stays its own
     obj: dict  # exactly json_format.MessageToDict of the response this stands for
+    builder: Callable[[], Message] | None = None
 
     def build(self) -> Message:
+        if self.builder is not None:
+            return self.builder()
         return json_format.ParseDict(self.obj, type(self.message)())
 
 
-def prepared(message_class: type[Message], obj: dict) -> Message:
+def prepared(message_class: type[Message], obj: dict, build: Callable[[], Message] | None = None) -> Message:
     """The response whose proto3 JSON object is `obj` (it must equal json_format.MessageToDict
-    of that response). Inside an RPC: an empty placeholder the codecs recognise; outside one
-    (commands, direct calls): the real message."""
+    of that response). `build`: makes that response as a message, for binary clients (and
+    outside an RPC), faster than parsing `obj`. Inside an RPC: an empty placeholder the codecs
+    recognise; outside one (commands, direct calls): the real message."""
     call = _current.get()
     if call is None:
-        return json_format.ParseDict(obj, message_class())
+        return build() if build is not None else json_format.ParseDict(obj, message_class())
     placeholder = message_class()
-    call.prepared[id(placeholder)] = Prepared(placeholder, obj)
+    call.prepared[id(placeholder)] = Prepared(placeholder, obj, build)
     return placeholder
 
 

@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 
 import orjson
 
+from controlplane import protojson
 from uploads.api.v1 import uploads_pb2 as pb
 
-_FOLDER_BEHAVIOR = {v.number: v.name for v in pb.IntegrationFolderBehavior.DESCRIPTOR.values}
-_MODE = {v.number: v.name for v in pb.IntegrationMode.DESCRIPTOR.values}
+_FOLDER_BEHAVIOR = protojson.enum_names(pb.IntegrationFolderBehavior.DESCRIPTOR)
+_MODE = protojson.enum_names(pb.IntegrationMode.DESCRIPTOR)
 
 
 def timestamp(value: datetime | str) -> str:
@@ -28,15 +29,7 @@ def timestamp(value: datetime | str) -> str:
                 return value[:19] + "Z"
             return value[:23] + "Z" if fraction.endswith("000") else value + "Z"
         value = datetime.fromisoformat(value)  # SQLite's text
-    if value.tzinfo is not UTC and value.tzinfo is not None:  # psycopg's are UTC already
-        value = value.astimezone(UTC)
-    text = value.isoformat()[:19]  # YYYY-MM-DDTHH:MM:SS (then fraction and offset, if any)
-    micros = value.microsecond
-    if micros == 0:
-        return text + "Z"
-    if micros % 1000 == 0:
-        return f"{text}.{micros // 1000:03d}Z"
-    return f"{text}.{micros:06d}Z"
+    return protojson.timestamp(value)
 
 
 def moment(value: datetime | str) -> datetime:

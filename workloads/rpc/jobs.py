@@ -1,10 +1,11 @@
 from containers.api.v1 import job_pb2 as pb
 from containers.api.v1.job_connect import JobServiceSync, JobServiceWSGIApplication
 from controlplane.rpc import Service, principal_of, rpc
+from controlplane.rpc.codecs import prepared
 from controlplane.rpc.streams import Stream
 
 from .. import selectors, streams
-from ..converters import job_to_proto
+from ..converters import job_to_json, job_to_proto
 from ..models import Job
 from ..permissions import operator, viewer
 from ..services import jobs
@@ -30,12 +31,24 @@ class JobService(Service, JobServiceSync):
 
     @rpc(permission=viewer(Job))
     def get_job(self, request, ctx):
-        return pb.GetJobResponse(job=job_to_proto(selectors.get(Job, request.job_id), principal_of(ctx)))
+        job, reader = selectors.get(Job, request.job_id), principal_of(ctx)
+        return prepared(
+            pb.GetJobResponse,
+            {"job": job_to_json(job, reader)},
+            lambda: pb.GetJobResponse(job=job_to_proto(job, reader)),
+        )
 
     @rpc(permission=viewer())
     def list_jobs(self, request, ctx):
-        page, token = list_page(Job, request)
-        return pb.ListJobsResponse(jobs=[job_to_proto(j, principal_of(ctx)) for j in page], next_page_token=token)
+        (page, token), reader = list_page(Job, request), principal_of(ctx)
+        obj = {"jobs": [job_to_json(job, reader) for job in page]} if page else {}
+        if token:
+            obj["nextPageToken"] = token
+        return prepared(
+            pb.ListJobsResponse,
+            obj,
+            lambda: pb.ListJobsResponse(jobs=[job_to_proto(job, reader) for job in page], next_page_token=token),
+        )
 
     @rpc(permission=operator(Job))
     def cancel_job(self, request, ctx):

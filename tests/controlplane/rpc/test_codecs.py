@@ -32,3 +32,20 @@ def test_a_prepared_response_does_not_outlive_its_call():
         message = prepared(pb.ListUploadsResponse, OBJ)
     with serving(RequestFactory().post("/")):
         assert json.loads(JSON.encode(message)) == {}
+
+
+def test_binary_clients_get_the_handlers_own_message_when_it_gives_a_builder():
+    built = json_format.ParseDict(OBJ, pb.ListUploadsResponse())
+    calls = []
+
+    def build():
+        calls.append(1)
+        return built
+
+    with serving(RequestFactory().post("/")):
+        message = prepared(pb.ListUploadsResponse, OBJ, build)
+        assert json.loads(JSON.encode(message)) == OBJ
+        assert calls == []  # a JSON client: nothing built
+        assert pb.ListUploadsResponse.FromString(BINARY.encode(message)) == built
+        assert calls == [1]
+    assert prepared(pb.ListUploadsResponse, OBJ, build) is built  # outside a call: the builder's message
