@@ -8,7 +8,10 @@ with the real values in the placeholders' parameter slots. Each column's value p
 through the converters Django itself would apply (time zones, JSON, ...), so rows come back
 as the ORM would return them from `values_list()` (build one: the caller knows the order).
 
-Only string parameters can be placeholders (they reach the SQL parameters unchanged).
+A placeholder's mark is a string while the queryset is compiled, and must reach the SQL
+parameters unchanged: a string field's lookup does; for another type, compare with
+`Value(mark)` (no conversion). At run time a value may be of any type the driver adapts, as
+the database's column takes it (connection.ops.adapt_*_value).
 
 On PostgreSQL the statements also run prepared (`prepared`): planned once per connection
 instead of at every call, which for a statement with subqueries costs more than running it.

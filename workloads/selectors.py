@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db import router
-from django.db.models import Count, Model, Q, Value
+from django.db import connections, router
+from django.db.models import Count, Model, Q, Subquery, Value
 from django.utils import timezone
 
 from controlplane.errors import Error
@@ -85,18 +86,44 @@ def position_of(row: Model) -> list:
 def page(model: type[Model], *, namespace: str, after: list | None = None, limit: int = 100) -> list:
     """Up to `limit` rows of the namespace after the position `after` (see position_of), newest first.
 
-    A position of another shape is invalid_argument naming pageToken (a token of an older version)."""
-    namespace_id = Namespace.objects.filter(name=namespace).values_list("pk", flat=True).first()
-    if namespace_id is None:
-        raise Error.not_found(f"namespace {namespace!r} not found")
-    time_field, tie_field = KEYSETS[model]
-    # By the namespace's id, not a join on its name, so the keyset index serves the whole order.
-    queryset = model.objects.select_related(*_related(model)).filter(namespace_id=namespace_id)
-    queryset = queryset.order_by(f"-{time_field}", f"-{tie_field}")
+    A position of another shape is invalid_argument naming pageToken (a token of an older version).
+    One statement, compiled once per list, limit and kind of page; an empty page also looks the
+    namespace up (not_found)."""
+    alias = router.db_for_read(model)
+    values = {"namespace": namespace}
     if after is not None:
-        at, tie = _position(after, int if tie_field == "id" else str)
-        queryset = queryset.filter(Q(**{f"{time_field}__lt": at}) | Q(**{time_field: at, f"{tie_field}__lt": tie}))
-    return list(queryset[:limit])
+        at, tie = _position(after, int if KEYSETS[model][1] == "id" else str)
+        values.update(at=connections[alias].ops.adapt_datetimefield_value(at), tie=tie)
+    rows = _page_query(model, after is not None, limit).objects(alias, **values)
+    if not rows and not _NAMESPACE_ID.rows(alias, name=namespace):
+        raise Error.not_found(f"namespace {namespace!r} not found")
+    return rows
+
+
+_NAMESPACE_ID = PrecompiledQuery(lambda name: Namespace.objects.filter(name=name).values_list("pk").order_by(), "name")
+
+
+@functools.lru_cache(maxsize=256)  # lists x {first, later} x the page sizes clients ask for
+def _page_query(model: type[Model], later: bool, limit: int) -> PrecompiledQuery:
+    time_field, tie_field = KEYSETS[model]
+
+    def build(namespace, at=None, tie=None):
+        # The namespace's id from a subquery on its name, not a join: the keyset index on
+        # (namespace_id, time, tie) then serves the whole order. The position's values go in
+        # as Value()s, so their compile-time marks reach the SQL parameters unconverted.
+        queryset = model.objects.select_related(*_related(model)).filter(
+            namespace_id=Subquery(Namespace.objects.filter(name=namespace).order_by().values("pk"))
+        )
+        if later:
+            # (time, tie) < (at, tie), spelt so that `time <= at` bounds the index scan: a page
+            # deep in the list starts where it starts, instead of filtering every row before it.
+            at, tie = Value(at), Value(tie)
+            queryset = queryset.filter(
+                Q(**{f"{time_field}__lte": at}) & (Q(**{f"{time_field}__lt": at}) | Q(**{f"{tie_field}__lt": tie}))
+            )
+        return queryset.order_by(f"-{time_field}", f"-{tie_field}")[:limit]
+
+    return PrecompiledQuery(build, "namespace", "at", "tie") if later else PrecompiledQuery(build, "namespace")
 
 
 def _position(after, tie_type) -> tuple[datetime, object]:

@@ -13,9 +13,11 @@ from django.core import signing
 from django.utils import timezone
 
 from controlplane.auth import Role
-from controlplane.rpc import Error, pagination
+from controlplane.rpc import Code, Error, pagination
+from tests.support.roundtrips import RoundTrips
 from tests.support.world import path
-from workloads.models import Job
+from workloads import selectors
+from workloads.models import EgressEvent, Job
 
 pytestmark = pytest.mark.django_db
 SALT = "containers.job.list"
@@ -97,3 +99,38 @@ def test_tokens_survive_a_key_rotation(settings):
     settings.SECRET_KEY_FALLBACKS = []
     with pytest.raises(Error):
         pagination.decode(token, salt=SALT)
+
+
+def test_a_page_is_one_statement_and_an_empty_one_looks_the_namespace_up(rpc, operator, jobs, make_key):
+    with RoundTrips() as first:
+        rows = selectors.page(Job, namespace="team-a", limit=2)
+    with RoundTrips() as later:
+        more = selectors.page(Job, namespace="team-a", after=selectors.position_of(rows[-1]), limit=2)
+    assert [j.job_id for j in rows + more] == list(reversed(jobs))
+    assert rows[0].namespace.name == "team-a"  # the namespace comes with the row (select_related)
+    assert len(first.statements) == len(later.statements) == 1
+    with RoundTrips() as empty:
+        assert selectors.page(Job, namespace="team-b") == []
+    assert len(empty.statements) == 2  # the page, then whether team-b exists (it does)
+    with pytest.raises(Error) as refused:
+        selectors.page(Job, namespace="nowhere")
+    assert refused.value.code is Code.NOT_FOUND and "'nowhere'" in str(refused.value)
+
+
+@pytest.mark.parametrize("same_instant", [True, False])
+def test_events_page_by_time_then_row_id_one_by_one(namespace, other_namespace, same_instant):
+    now = timezone.now()
+    events = [
+        EgressEvent.objects.create(
+            namespace=namespace, kind="granted", target="example.com", actor="tests",
+            at=now if same_instant else now - timedelta(seconds=i % 2),
+        )
+        for i in range(5)
+    ]  # fmt: skip
+    EgressEvent.objects.create(namespace=other_namespace, kind="granted", target="example.com", actor="tests", at=now)
+    seen, after = [], None
+    while rows := selectors.page(EgressEvent, namespace="team-a", after=after, limit=1):
+        seen += [event.pk for event in rows]
+        after = selectors.position_of(rows[-1])
+    expected = sorted(events, key=lambda event: (event.at, event.pk), reverse=True)
+    assert seen == [event.pk for event in expected]
