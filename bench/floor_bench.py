@@ -1,14 +1,15 @@
 #!/usr/bin/env python
 """The cheap RPC at the floor (issue 24): GetNamespace and GetJob against /healthz over HTTP,
-and what PostgreSQL spends planning their statements (pg_stat_statements).
+ListJobs (a page of 20 jobs) beside them, and what PostgreSQL spends planning their statements
+(pg_stat_statements).
 
 Runs on PostgreSQL (DATABASE_URL) in a throwaway database (`cp_floor_<name>`, created and
 dropped by Django's test-database machinery), seeded like auth_bench.py (a namespace with
-children, an ADMIN key, filler keys, one job). Then, in one run, with gunicorn on loopback:
+children, an ADMIN key, filler keys, one job) plus 19 more jobs. Then, in one run, with gunicorn on loopback:
 
 - sync workers (deploy/gunicorn.conf.py's class), a new connection per call: /healthz,
-  GetNamespace and GetJob interleaved call by call, p50/p95 and the ratios to /healthz;
-- gthread workers with keep-alive: the same three on one kept-alive connection;
+  GetNamespace, GetJob and ListJobs interleaved call by call, p50/p95 and the ratios to /healthz;
+- gthread workers with keep-alive: the same four on one kept-alive connection;
 - sync workers with DATABASE_PREPARE_THRESHOLD=off (server-side binding, never prepared:
   every call planned, as before issue 24): the same as the first;
 - per configuration, from pg_stat_statements (reset after the warm-up): calls, plans and the
@@ -49,11 +50,18 @@ from bench.harness import (  # noqa: E402
 
 GET_NAMESPACE = "/containers.api.v1.NamespaceService/GetNamespace"
 GET_JOB = "/containers.api.v1.JobService/GetJob"
+LIST_JOBS = "/containers.api.v1.JobService/ListJobs"
+LISTED_JOBS = 20  # ListJobs' page: the seed's job and these more
+GOAL_CALLS = ("GetNamespace", "GetJob")  # ListJobs is shown beside them, without a goal
 NEW_CONNECTION_GOAL = 2.0
 KEEP_ALIVE_GOAL = 1.6
 PLANS_PER_CALL_GOAL = 0.02
-# Which statement is whose: a table each RPC's one statement reads (the key is cached).
-STATEMENT_TABLES = {"GetNamespace": '"namespaces_namespace"', "GetJob": '"containers_job"'}
+# Which statement is whose: what each RPC's one statement holds (the key is cached).
+STATEMENTS = {
+    "GetNamespace": ('FROM "namespaces_namespace"',),
+    "GetJob": ('FROM "containers_job"', '"containers_job"."job_id" = $'),
+    "ListJobs": ('FROM "containers_job"', "LIMIT"),
+}
 
 
 def parse_args(argv):
@@ -63,6 +71,22 @@ def parse_args(argv):
     parser.add_argument("--filler-keys", type=int, default=2000, help="other API keys in the table")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     return parser.parse_args(argv)
+
+
+def more_jobs(count: int) -> None:
+    """Jobs that ran and succeeded (so the namespace's running-jobs quota stays free)."""
+    from django.utils import timezone
+
+    from controlplane.auth import Principal
+    from workloads.models import Job
+    from workloads.services.jobs import run_job
+
+    for _ in range(count):
+        job = run_job(actor=Principal.system("bench"), namespace="bench", image="busybox", command=["true"])
+        now = timezone.now()
+        Job.objects.filter(pk=job.pk).update(
+            state=Job.State.SUCCEEDED, attempt=1, exit_code=0, started_at=now, finished_at=now
+        )
 
 
 def interleaved(calls: dict, count: int) -> dict[str, list[int]]:
@@ -82,6 +106,7 @@ def http_calls(port: int, token: str, job_id: str, keep_alive: bool) -> dict:
         "/healthz": ("GET", "/healthz", None, {}),
         "GetNamespace": ("POST", GET_NAMESPACE, json.dumps({"namespace": "bench"}), headers),
         "GetJob": ("POST", GET_JOB, json.dumps({"jobId": job_id}), headers),
+        "ListJobs": ("POST", LIST_JOBS, json.dumps({"namespace": "bench"}), headers),
     }
     kept = http.client.HTTPConnection("127.0.0.1", port, timeout=10) if keep_alive else None
 
@@ -121,7 +146,7 @@ def measure_http(label, env, args, bench_url, token, job_id, options, statements
         samples = interleaved(calls, options.calls)
         planned = {}
         if statements.available:
-            found = {rpc: statements.find("SELECT", f"FROM {table}") for rpc, table in STATEMENT_TABLES.items()}
+            found = {rpc: statements.find("SELECT", *fragments) for rpc, fragments in STATEMENTS.items()}
             planned = {rpc: figures for rpc, figures in found.items() if figures is not None}
     finally:
         service.stop()
@@ -135,7 +160,7 @@ def report(label: str, samples: dict[str, list[int]], goal: float | None, goals:
     for name, values in samples.items():
         p50 = percentile(values, 0.5)
         print(f"  {name:<14}{p50 / 1000:9.0f}{percentile(values, 0.95) / 1000:9.0f}{p50 / floor:10.2f}×")
-        if goal is not None and name != "/healthz":
+        if goal is not None and name in GOAL_CALLS:
             goals.append((p50 / floor <= goal, f"{name} p50 ≤ {goal}× /healthz's, {label} ({p50 / floor:.2f}×)"))
 
 
@@ -143,7 +168,7 @@ def report_plans(planned: dict, statements: StatStatements, check: bool, goals: 
     if not statements.available:
         print(f"  planning: not measured ({statements.reason})")
         return
-    for rpc in STATEMENT_TABLES:
+    for rpc in STATEMENTS:
         if rpc not in planned:
             print(f"  {rpc} statement: not found in pg_stat_statements")
             continue
@@ -172,6 +197,7 @@ def main(argv=None) -> int:
     goals: list[tuple[bool, str]] = []
     with throwaway_database("cp_floor", allow_sqlite=False) as bench_name:
         token, job_id = seed(options.filler_keys)
+        more_jobs(LISTED_JOBS - 1)
         statements = StatStatements(connection)
         with connection.cursor() as cursor:
             cursor.execute("SELECT version()")
@@ -184,6 +210,7 @@ def main(argv=None) -> int:
             "/healthz": wsgi_caller("GET", "/healthz", {}),
             "GetNamespace": connect_caller(GET_NAMESPACE, token, {"namespace": "bench"}),
             "GetJob": connect_caller(GET_JOB, token, {"jobId": job_id}),
+            "ListJobs": connect_caller(LIST_JOBS, token, {"namespace": "bench"}),
         }
         interleaved(in_process, options.warmup)
         report("in-process (WSGI application called directly, key cache warm)", interleaved(in_process, options.calls),

@@ -31,14 +31,16 @@ def test_floor_bench_compares_the_cheap_rpcs_with_healthz_and_counts_planning(tm
         assert section in out, out
     assert len(re.findall(r"^  GetNamespace +\d+ +\d+ +\d+\.\d\d×$", out, re.MULTILINE)) == 4, out
     assert len(re.findall(r"^  GetJob +\d+ +\d+ +\d+\.\d\d×$", out, re.MULTILINE)) == 4, out
+    assert len(re.findall(r"^  ListJobs +\d+ +\d+ +\d+\.\d\d×$", out, re.MULTILINE)) == 4, out
+    assert "ListJobs p50" not in out  # shown, not judged
     assert re.search(r"\[(PASS|FAIL)\] GetNamespace p50 ≤ 2.0× /healthz's, gunicorn sync", out), out
     assert re.search(r"\[(PASS|FAIL)\] GetJob p50 ≤ 1.6× /healthz's, gunicorn gthread, keep-alive", out), out
-    plans = re.findall(r"^  (GetNamespace|GetJob) statement: (\d+) calls, (\d+) plans", out, re.MULTILINE)
+    plans = re.findall(r"^  (GetNamespace|GetJob|ListJobs) statement: (\d+) calls, (\d+) plans", out, re.MULTILINE)
     if "planning: not measured" in out:
         assert "shared_preload_libraries" in out or "track_planning" in out or "CREATE EXTENSION" in out, out
         return
-    assert len(plans) == 6, out  # both RPCs in each of the three gunicorn runs
-    prepared_runs, before = plans[:4], plans[4:]
+    assert len(plans) == 9, out  # the three RPCs in each of the three gunicorn runs
+    prepared_runs, before = plans[:6], plans[6:]
     assert all(calls == "20" for _, calls, _ in plans), plans
     # Warm connections plan nothing once prepared (at most one connection the pool opened after
     # the warm-up: PostgreSQL's 5 custom plans and the generic one); never prepared, every call.
