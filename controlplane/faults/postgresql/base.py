@@ -10,6 +10,8 @@ Changes to the psycopg pool Django builds:
   that interval of the database returning, however long it was away.
 Connections are checked before they are handed out (`check_connection`), so calls after a
 database restart do not get a dead connection, at no round trip for a healthy one.
+
+Also: timestamptz columns are read by psycopg's C loader (timestamps.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from psycopg_pool.base import AttemptWithBackoff
 from controlplane.observability import metrics
 
 from ..arrival import remaining_seconds
+from . import timestamps
 
 logger = logging.getLogger("controlplane.faults")
 
@@ -100,6 +103,12 @@ class BoundedPool(ConnectionPool):
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_connection_params(self):
+        params = super().get_connection_params()
+        if "context" in params:  # psycopg 3
+            params["context"] = timestamps.adapters_template(settings.USE_TZ, self.timezone)
+        return params
+
     @property
     def pool(self):
         # As Django's own property, but building a BoundedPool that always checks connections.
