@@ -3,11 +3,13 @@
 A namespace comes back with its group bindings, internal targets and image pull secrets in
 the same SELECT: each child list is a correlated subquery aggregating its rows to a JSON
 array (PostgreSQL jsonb_agg, SQLite json_group_array), served by the children's
-namespace_id index. get_namespace's SQL is compiled once (controlplane.precompiled).
+namespace_id index. get_namespace's and list_namespaces' SQL is compiled once
+(controlplane.precompiled).
 """
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import NamedTuple
 
@@ -108,11 +110,20 @@ def get_namespace(name: str) -> NamespaceRecord:
 
 def list_namespaces(*, after: str = "", limit: int = 100) -> list[NamespaceRecord]:
     """Keyset page ordered by name: the rows after `after`, at most `limit` of them."""
-    queryset = Namespace.objects.order_by("name")
-    if after:
-        queryset = queryset.filter(name__gt=after)
-    vendor = connections[queryset.db].vendor
-    return [_record(row, vendor) for row in _with_children(queryset)[:limit]]
+    alias = router.db_for_read(Namespace)
+    rows = _page_query(bool(after), limit).rows(alias, **({"after": after} if after else {}))
+    return [_record(row, connections[alias].vendor) for row in rows]
+
+
+@functools.lru_cache(maxsize=64)  # {first, later} x the page sizes clients ask for
+def _page_query(later: bool, limit: int) -> PrecompiledQuery:
+    def build(after=None):
+        queryset = Namespace.objects.order_by("name")
+        if later:
+            queryset = queryset.filter(name__gt=after)
+        return _with_children(queryset)[:limit]
+
+    return PrecompiledQuery(build, "after") if later else PrecompiledQuery(build)
 
 
 def roles_for_groups(groups: frozenset[str] | set[str]) -> dict[str, Role]:
