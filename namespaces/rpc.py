@@ -13,7 +13,7 @@ from containers.api.v1 import namespace_pb2 as pb
 from containers.api.v1.namespace_connect import NamespaceServiceSync, NamespaceServiceWSGIApplication
 from controlplane.errors import Error
 from controlplane.rpc import AdminOnly, Service, pagination, present_fields, principal_of, rpc
-from controlplane.rpc.codecs import prepared
+from controlplane.rpc.codecs import prepared, prepared_page
 
 from . import selectors, services
 from .converters import namespace_to_json, namespace_to_proto
@@ -58,15 +58,8 @@ class NamespaceService(Service, NamespaceServiceSync):
             fetch=lambda after, limit: selectors.list_namespaces(after=after or "", limit=limit),
             position_of=lambda namespace: namespace.name,
         )
-        obj = {"namespaces": [namespace_to_json(ns) for ns in page]} if page else {}
-        if token:
-            obj["nextPageToken"] = token
-        return prepared(
-            pb.ListNamespacesResponse,
-            obj,
-            lambda: pb.ListNamespacesResponse(
-                namespaces=[namespace_to_proto(ns) for ns in page], next_page_token=token
-            ),
+        return prepared_page(
+            pb.ListNamespacesResponse, "namespaces", page, token, namespace_to_json, namespace_to_proto
         )
 
     @rpc(permission=ADMIN)

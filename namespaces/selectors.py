@@ -111,7 +111,7 @@ def get_namespace(name: str) -> NamespaceRecord:
 def list_namespaces(*, after: str = "", limit: int = 100) -> list[NamespaceRecord]:
     """Keyset page ordered by name: the rows after `after`, at most `limit` of them."""
     alias = router.db_for_read(Namespace)
-    rows = _page_query(bool(after), limit).rows(alias, **({"after": after} if after else {}))
+    rows = _page_query(bool(after), limit).rows(alias, after=after)  # a first page has no "after" slot
     return [_record(row, connections[alias].vendor) for row in rows]
 
 

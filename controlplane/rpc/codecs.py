@@ -55,6 +55,19 @@ def prepared(message_class: type[Message], obj: dict, build: Callable[[], Messag
     return placeholder
 
 
+def prepared_page(
+    response_class: type[Message], field: str, page: list, token: str, to_json: Callable, to_proto: Callable
+) -> Message:
+    """A list response (`field`: its repeated field, and next_page_token) through `prepared`:
+    its JSON object from `to_json` of each row, its message (binary clients) from `to_proto`."""
+    obj = {response_class.DESCRIPTOR.fields_by_name[field].json_name: [to_json(row) for row in page]} if page else {}
+    if token:
+        obj["nextPageToken"] = token
+    return prepared(
+        response_class, obj, lambda: response_class(**{field: [to_proto(row) for row in page]}, next_page_token=token)
+    )
+
+
 def _prepared_for(message: Message) -> Prepared | None:
     call = _current.get()
     if call is None or not call.prepared:

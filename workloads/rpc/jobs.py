@@ -1,7 +1,7 @@
 from containers.api.v1 import job_pb2 as pb
 from containers.api.v1.job_connect import JobServiceSync, JobServiceWSGIApplication
 from controlplane.rpc import Service, principal_of, rpc
-from controlplane.rpc.codecs import prepared
+from controlplane.rpc.codecs import prepared, prepared_page
 from controlplane.rpc.streams import Stream
 
 from .. import selectors, streams
@@ -41,13 +41,13 @@ class JobService(Service, JobServiceSync):
     @rpc(permission=viewer())
     def list_jobs(self, request, ctx):
         (page, token), reader = list_page(Job, request), principal_of(ctx)
-        obj = {"jobs": [job_to_json(job, reader) for job in page]} if page else {}
-        if token:
-            obj["nextPageToken"] = token
-        return prepared(
+        return prepared_page(
             pb.ListJobsResponse,
-            obj,
-            lambda: pb.ListJobsResponse(jobs=[job_to_proto(job, reader) for job in page], next_page_token=token),
+            "jobs",
+            page,
+            token,
+            lambda job: job_to_json(job, reader),
+            lambda job: job_to_proto(job, reader),
         )
 
     @rpc(permission=operator(Job))

@@ -5,7 +5,7 @@ import json
 from django.test import RequestFactory
 from google.protobuf import json_format
 
-from controlplane.rpc.codecs import CODECS, prepared
+from controlplane.rpc.codecs import CODECS, prepared, prepared_page
 from controlplane.rpc.context import serving
 from uploads.api.v1 import uploads_pb2 as pb
 
@@ -49,3 +49,25 @@ def test_binary_clients_get_the_handlers_own_message_when_it_gives_a_builder():
         assert pb.ListUploadsResponse.FromString(BINARY.encode(message)) == built
         assert calls == [1]
     assert prepared(pb.ListUploadsResponse, OBJ, build) is built  # outside a call: the builder's message
+
+
+def test_a_prepared_page_is_its_rows_and_token_in_both_codecs():
+    from containers.api.v1 import namespace_pb2 as npb
+
+    def to_json(name):
+        return {"namespace": name}
+
+    def to_proto(name):
+        return npb.Namespace(namespace=name)
+
+    with serving(RequestFactory().post("/")):
+        full = prepared_page(npb.ListNamespacesResponse, "namespaces", ["a", "b"], "tok", to_json, to_proto)
+        empty = prepared_page(npb.ListNamespacesResponse, "namespaces", [], "", to_json, to_proto)
+        assert json.loads(JSON.encode(full)) == {
+            "namespaces": [{"namespace": "a"}, {"namespace": "b"}],
+            "nextPageToken": "tok",
+        }
+        assert json.loads(JSON.encode(empty)) == {}
+        binary = npb.ListNamespacesResponse.FromString(BINARY.encode(full))
+        assert [n.namespace for n in binary.namespaces] == ["a", "b"] and binary.next_page_token == "tok"
+        assert npb.ListNamespacesResponse.FromString(BINARY.encode(empty)) == npb.ListNamespacesResponse()
