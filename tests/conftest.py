@@ -6,12 +6,14 @@ import gzip
 import json
 import subprocess
 import time
+import weakref
 from pathlib import Path
 
 import brotli
 import pytest
 import zstandard
 from django.db import connection
+from django.db.backends.signals import connection_created
 from google.protobuf import json_format, message_factory
 
 from apikeys import keycache
@@ -29,6 +31,30 @@ SYSTEM = Principal.system("tests")
 _STATUS_BEFORE = pytest.StashKey[str | None]()
 _STATUS_CHANGED = pytest.StashKey[list[str]]()
 ROOT = Path(__file__).resolve().parent.parent
+
+
+_PATIENT = weakref.WeakSet()  # psycopg connections of this process that wait longer
+
+
+def _lose_no_deadlock_to_a_live_server(sender, connection, **kwargs):
+    """The suite's own sessions wait 10 s before PostgreSQL looks for a deadlock; the live
+    servers' keep its 1 s. A live server can still query after a test (a killed runner's long
+    poll rechecks for work, locking a job), and its lock waits could deadlock with the TRUNCATE
+    of a transactional test's flush: the server's transaction, which detects it first, is then
+    the one aborted, not the flush (seen once in CI). Needs a superuser, as CI's; otherwise
+    nothing changes."""
+    raw = connection.connection
+    if connection.vendor != "postgresql" or raw in _PATIENT:
+        return
+    _PATIENT.add(raw)
+    try:
+        raw.execute("SET deadlock_timeout = '10s'")
+    except Exception:  # not a superuser: PostgreSQL's default stays
+        if not raw.autocommit:
+            raw.rollback()
+
+
+connection_created.connect(_lose_no_deadlock_to_a_live_server)
 
 
 def pytest_report_header(config):
